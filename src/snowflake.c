@@ -1,0 +1,191 @@
+/*-------------------------------------------------------------------------
+ *
+ * snowflake.c
+ *	  Module setup: settings, shared memory and hooks.
+ *
+ * snowflake must be in shared_preload_libraries: the generator lives in
+ * shared memory and all its settings are fixed when the server starts.
+ * Loaded any other way, _PG_init defines nothing and every SQL function
+ * refuses with a hint that names shared_preload_libraries.
+ *
+ * Settings in postgresql.conf that PostgreSQL rejects are replaced by their
+ * boot values with only a warning in the log.  The boot values are chosen so
+ * that this is safe: snowflake.worker_id boots "unset", which refuses to
+ * generate.  For snowflake.epoch the default would silently shift every ID,
+ * so its check hook accepts any value while the server starts and the
+ * problem is reported each time an ID is requested (see layout.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+#include "snowflake.h"
+
+PG_MODULE_MAGIC;
+
+/* Settings */
+int			snowflake_worker_id = SNOWFLAKE_WORKER_ID_UNSET;
+char	   *snowflake_epoch = NULL;
+int			snowflake_worker_bits = 10;
+int			snowflake_sequence_bits = 12;
+int			snowflake_max_drift = 60000;
+int			snowflake_max_wait = 1000;
+
+bool		snowflake_preloaded = false;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+void		_PG_init(void);
+
+static bool
+check_epoch(char **newval, void **extra, GucSource source)
+{
+	TimestampTz epoch;
+	const char *problem;
+
+	/*
+	 * While postgresql.conf is applied at server start, accept anything: a
+	 * rejected value would be replaced by the default epoch, which silently
+	 * shifts every ID.  snowflake_layout() refuses to work with it instead.
+	 */
+	if (process_shared_preload_libraries_in_progress)
+		return true;
+
+	if (!snowflake_parse_epoch(*newval, &epoch, &problem))
+	{
+		GUC_check_errdetail("%s", problem);
+		return false;
+	}
+	if (epoch > GetCurrentTimestamp())
+	{
+		GUC_check_errdetail("The epoch must not be in the future.");
+		return false;
+	}
+	return true;
+}
+
+static const char *
+show_worker_id(void)
+{
+	static char buf[16];
+
+	if (snowflake_worker_id == SNOWFLAKE_WORKER_ID_UNSET)
+		return "unset";
+	snprintf(buf, sizeof(buf), "%d", snowflake_worker_id);
+	return buf;
+}
+
+static void
+snowflake_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+
+	RequestAddinShmemSpace(snowflake_shmem_size());
+	RequestNamedLWLockTranche("snowflake", 1);
+}
+
+static void
+snowflake_shmem_startup(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	snowflake_shmem_init();
+	LWLockRelease(AddinShmemInitLock);
+}
+
+static void
+define_settings(void)
+{
+	DefineCustomIntVariable("snowflake.worker_id",
+							"Worker id written into every ID this server generates.",
+							"Each server must have its own; -1 means unset, and an unset worker id refuses to generate.",
+							&snowflake_worker_id,
+							SNOWFLAKE_WORKER_ID_UNSET,
+							SNOWFLAKE_WORKER_ID_UNSET, SNOWFLAKE_MAX_WORKER_ID,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, show_worker_id);
+
+	DefineCustomStringVariable("snowflake.epoch",
+							   "The instant that timestamp 0 of an ID stands for.",
+							   "A timestamp with time zone in the past, in whole milliseconds.",
+							   &snowflake_epoch,
+							   "2025-01-01 00:00:00+00",
+							   PGC_POSTMASTER,
+							   0,
+							   check_epoch, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.worker_bits",
+							"Number of bits of an ID that hold the worker id.",
+							"The timestamp gets 63 - worker_bits - sequence_bits bits, which must be at least 35.",
+							&snowflake_worker_bits,
+							10,
+							SNOWFLAKE_MIN_WORKER_BITS, SNOWFLAKE_MAX_WORKER_BITS,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.sequence_bits",
+							"Number of bits of an ID that count IDs within one millisecond.",
+							"The timestamp gets 63 - worker_bits - sequence_bits bits, which must be at least 35.",
+							&snowflake_sequence_bits,
+							12,
+							SNOWFLAKE_MIN_SEQUENCE_BITS, SNOWFLAKE_MAX_SEQUENCE_BITS,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.max_drift",
+							"How far ahead of the wall clock an ID's timestamp may run.",
+							"IDs run ahead when the clock steps back or a millisecond's sequence numbers are used up; 0 never runs ahead.",
+							&snowflake_max_drift,
+							60000,
+							0, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.max_wait",
+							"How long a call may wait for the clock to catch up before it fails.",
+							"A call waits only when the next ID would run more than snowflake.max_drift ahead of the clock.",
+							&snowflake_max_wait,
+							1000,
+							0, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	MarkGUCPrefixReserved("snowflake");
+}
+
+void
+_PG_init(void)
+{
+	/*
+	 * Without shared_preload_libraries there is no shared memory to use, and
+	 * PGC_POSTMASTER settings cannot be defined any more.
+	 */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	define_settings();
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = snowflake_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = snowflake_shmem_startup;
+
+	snowflake_preloaded = true;
+}

@@ -1,0 +1,83 @@
+/*-------------------------------------------------------------------------
+ *
+ * snowflake.h
+ *	  Declarations shared by the source files of the snowflake extension.
+ *
+ * An ID is a non-negative bigint laid out, from the high bits down, as
+ *
+ *		0 | timestamp | worker id | sequence
+ *
+ * where the timestamp counts milliseconds since snowflake.epoch and the
+ * field widths come from snowflake.worker_bits and snowflake.sequence_bits
+ * (the timestamp takes what is left of the 63 bits).
+ *
+ * The files and their jobs:
+ *	snowflake.c		module setup: GUCs, shared memory, hooks
+ *	layout.c		the bit layout and the epoch: validation, encoding
+ *	generator.c		the shared generator state and the locked step
+ *	functions.c		the SQL-callable functions
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef SNOWFLAKE_H
+#define SNOWFLAKE_H
+
+#include "datatype/timestamp.h"
+
+/* The value of snowflake.worker_id while it is not set. */
+#define SNOWFLAKE_WORKER_ID_UNSET	(-1)
+
+/* Allowed field widths; see layout.c for the reasons. */
+#define SNOWFLAKE_MIN_WORKER_BITS	0
+#define SNOWFLAKE_MAX_WORKER_BITS	20
+#define SNOWFLAKE_MIN_SEQUENCE_BITS 1
+#define SNOWFLAKE_MAX_SEQUENCE_BITS 22
+#define SNOWFLAKE_MIN_TIMESTAMP_BITS 35
+#define SNOWFLAKE_MAX_WORKER_ID		((1 << SNOWFLAKE_MAX_WORKER_BITS) - 1)
+
+/* GUC variables, defined in snowflake.c */
+extern int	snowflake_worker_id;
+extern char *snowflake_epoch;
+extern int	snowflake_worker_bits;
+extern int	snowflake_sequence_bits;
+extern int	snowflake_max_drift;
+extern int	snowflake_max_wait;
+
+/* True once _PG_init ran from shared_preload_libraries (snowflake.c). */
+extern bool snowflake_preloaded;
+
+/*
+ * The layout of an ID, derived once per backend from the GUCs (which can
+ * only change at server restart).
+ */
+typedef struct SnowflakeLayout
+{
+	int			timestamp_bits;
+	int			worker_bits;
+	int			sequence_bits;
+	TimestampTz epoch;			/* the instant timestamp 0 stands for */
+	int64		max_timestamp;	/* 2^timestamp_bits - 1 */
+	int64		max_worker;		/* 2^worker_bits - 1 */
+	int64		max_sequence;	/* 2^sequence_bits - 1 */
+} SnowflakeLayout;
+
+/* layout.c */
+extern bool snowflake_parse_epoch(const char *str, TimestampTz *result,
+								  const char **problem);
+extern void snowflake_require_preload(void);
+extern const SnowflakeLayout *snowflake_layout(void);
+extern int64 snowflake_clock_ms(const SnowflakeLayout *layout);
+extern int64 snowflake_compose(const SnowflakeLayout *layout, int64 timestamp,
+							   int64 worker, int64 sequence);
+extern void snowflake_decompose(const SnowflakeLayout *layout, int64 id,
+								int64 *timestamp, int64 *worker,
+								int64 *sequence);
+extern TimestampTz snowflake_timestamp_to_timestamptz(const SnowflakeLayout *layout,
+													  int64 timestamp);
+
+/* generator.c */
+extern Size snowflake_shmem_size(void);
+extern void snowflake_shmem_init(void);
+extern int64 snowflake_next_id(void);
+
+#endif							/* SNOWFLAKE_H */
