@@ -2,7 +2,6 @@
 -- snowflake_nextval(), snowflake_currval(), snowflake_parse() and their use
 -- as a column default.  The instance preloads snowflake with worker_id = 1.
 --
-CREATE EXTENSION snowflake;
 SET TimeZone = 'UTC';
 
 -- currval before the first nextval of the session

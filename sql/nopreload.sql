@@ -7,3 +7,5 @@ SELECT snowflake_nextval();
 SELECT snowflake_currval();
 SELECT snowflake_parse(1);
 SELECT 1 AS still_connected;
+SELECT * FROM snowflake_stats;
+SELECT snowflake_stats_reset();

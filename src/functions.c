@@ -81,3 +81,69 @@ snowflake_parse(PG_FUNCTION_ARGS)
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
+
+PG_FUNCTION_INFO_V1(snowflake_stats);
+PG_FUNCTION_INFO_V1(snowflake_stats_reset);
+
+/* An int64 that may be "none" (-1) as a nullable bigint column. */
+#define SET_ID_COLUMN(i, v) \
+	do { \
+		nulls[i] = (v) < 0; \
+		values[i] = Int64GetDatum(v); \
+	} while (0)
+
+Datum
+snowflake_stats(PG_FUNCTION_ARGS)
+{
+	const SnowflakeLayout *layout = snowflake_layout();
+	int			shift = layout->worker_bits + layout->sequence_bits;
+	TupleDesc	tupdesc;
+	Datum		values[19];
+	bool		nulls[19];
+	SnowflakeStats stats;
+	int64		last_id;
+	int64		mark_id;
+	int64		drift_ms;
+	int			i = 0;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	snowflake_get_stats(&stats, &last_id, &mark_id, &drift_ms);
+	memset(nulls, 0, sizeof(nulls));
+
+	nulls[i] = snowflake_worker_id == SNOWFLAKE_WORKER_ID_UNSET;
+	values[i++] = Int32GetDatum(snowflake_worker_id);
+	values[i++] = TimestampTzGetDatum(layout->epoch);
+	values[i++] = Int32GetDatum(layout->timestamp_bits);
+	values[i++] = Int32GetDatum(layout->worker_bits);
+	values[i++] = Int32GetDatum(layout->sequence_bits);
+	values[i++] = TimestampTzGetDatum(snowflake_timestamp_to_timestamptz(layout, layout->max_timestamp));
+	values[i++] = Int64GetDatum(stats.ids_issued);
+	SET_ID_COLUMN(i, last_id);
+	i++;
+	values[i++] = Int64GetDatum(drift_ms);
+	SET_ID_COLUMN(i, mark_id);
+	i++;
+	nulls[i] = mark_id < 0;
+	values[i++] = mark_id < 0 ? (Datum) 0 :
+		TimestampTzGetDatum(snowflake_timestamp_to_timestamptz(layout, mark_id >> shift));
+	values[i++] = Int64GetDatum(stats.marks_written);
+	values[i++] = Int64GetDatum(stats.clock_rollbacks);
+	values[i++] = Int64GetDatum(stats.largest_rollback_ms);
+	values[i++] = Int64GetDatum(stats.borrows);
+	values[i++] = Int64GetDatum(stats.waits);
+	values[i++] = Float8GetDatum(stats.wait_us / 1000.0);
+	values[i++] = Int64GetDatum(stats.refusals);
+	values[i++] = TimestampTzGetDatum(stats.stats_reset);
+	Assert(i == lengthof(values));
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+Datum
+snowflake_stats_reset(PG_FUNCTION_ARGS)
+{
+	snowflake_reset_stats();
+	PG_RETURN_VOID();
+}

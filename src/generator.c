@@ -5,63 +5,90 @@
  *
  * Locking protocol
  * ----------------
- * One struct in shared memory holds the generator's state; the LWLock of
- * the named tranche "snowflake" protects all of it.  snowflake_next_id()
- * takes the lock exclusively, reads the wall clock, runs generator_step()
- * and releases it.  generator_step() is plain arithmetic on the state: no
- * I/O, no elog, no allocation, so the lock is held for a few dozen
- * nanoseconds.  Everything that can throw or sleep (errors, the log line for
- * a clock step, waiting for the clock) happens after the lock is released.
+ * One struct in shared memory holds the generator's state.  Two LWLocks of
+ * the named tranche "snowflake" guard it:
+ *
+ *	lock		protects every field of the state.  snowflake_next_id() takes
+ *				it exclusively, reads the wall clock, runs generator_step()
+ *				and releases it.  generator_step() is plain arithmetic: no
+ *				I/O, no elog, no allocation, so the lock is held for a few
+ *				dozen nanoseconds.
+ *	mark_lock	serializes the writers of a new persisted mark (mark.c).  It
+ *				is held across the durable writes, but never together with
+ *				"lock" except for the short update at the end.
+ *
+ * Everything that can throw or sleep (errors, log lines, waiting for the
+ * clock, writing the mark) happens with "lock" released.
  *
  * Invariants, and why they hold
  * -----------------------------
- * (last_timestamp, last_sequence) is the ID issued last.  A new ID is
- * always (last_timestamp, last_sequence + 1), or a later timestamp with
- * sequence 0, and the state is updated before the lock is released; so IDs
- * strictly increase in the order callers take the lock, and no two callers
- * ever get the same ID.  The worker id is fixed for the server's life, so
- * servers with different worker ids never collide.
+ * The state is kept in ID space:
+ *	last_id		every ID issued so far is <= last_id, and the next is > it
+ *	mark_id		every ID issued so far is <= mark_id, which is durable
  *
- * The timestamp is max(wall clock, last_timestamp): a logical clock that
- * never goes backwards.  When the clock is behind the last ID (it was
- * stepped back, or a burst used up the sequence space and borrowed future
- * milliseconds), IDs continue from last_timestamp as long as they stay no
- * more than snowflake.max_drift ms ahead of the clock.  Beyond that the
- * caller waits for the clock outside the lock if it will catch up within
- * snowflake.max_wait, and otherwise gets an error.  No ID is ever issued
- * with a timestamp past the layout's lifetime.
+ * A new ID is (last timestamp, last sequence + 1), or a later timestamp with
+ * sequence 0, so it is always > last_id; last_id is updated before the lock
+ * is released.  Hence IDs strictly increase in the order callers take the
+ * lock and no two callers get the same one.  An ID above mark_id is never
+ * handed out: the caller first makes a new mark durable (WAL and the mark
+ * file, see mark.c), then retries.  After a restart or crash, and on a
+ * standby replaying WAL, last_id and mark_id are raised to the persisted
+ * mark, so the first new ID lies above everything issued before.  Comparing
+ * in ID space keeps this true even if the layout or epoch were changed.
+ *
+ * The timestamp is max(wall clock, last timestamp): a logical clock that
+ * never goes backwards.  When the clock is behind (stepped back, or a burst
+ * used up a millisecond's sequence numbers and borrowed the next), IDs
+ * continue from the last timestamp while they stay no more than
+ * snowflake.max_drift ms ahead of the clock.  Beyond that the caller waits
+ * for the clock, without the lock, if it will catch up within
+ * snowflake.max_wait, and otherwise gets an error.  No ID ever carries a
+ * timestamp past the layout's lifetime.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "tcop/utility.h"
 #include "utils/timestamp.h"
 
 #include "snowflake.h"
+
+/*
+ * How far ahead of the ID being issued a new mark reaches.  One durable
+ * write per second of ID time costs nothing measurable, while after a crash
+ * the first IDs run at most this far ahead of the clock, well inside the
+ * default snowflake.max_drift.
+ */
+#define MARK_WINDOW_MS		1000
 
 /* The generator's state, in shared memory. */
 typedef struct SnowflakeState
 {
 	LWLock	   *lock;			/* protects every field below */
-	int64		last_timestamp; /* timestamp field of the last ID, or -1 */
-	int64		last_sequence;	/* sequence field of the last ID */
-	int64		last_clock;		/* the clock at the previous call, to notice
-								 * it stepping back */
+	LWLock	   *mark_lock;		/* serializes writers of a new mark */
+	int64		last_id;		/* the last ID issued (or floor), -1 if none */
+	int64		mark_id;		/* the durable mark, -1 if none */
+	bool		mark_unreadable;	/* the mark file could not be read */
+	int64		last_clock;		/* the clock at the previous call */
+	SnowflakeStats stats;		/* counters, reset by snowflake_stats_reset */
 } SnowflakeState;
 
 /* What one locked step decided. */
 typedef enum SnowflakeStep
 {
-	STEP_ISSUED,				/* an ID was issued */
+	STEP_ISSUED,				/* *id is the new ID */
+	STEP_NEED_MARK,				/* *id would pass the durable mark */
 	STEP_TOO_FAR_AHEAD,			/* the ID would pass max_drift */
 	STEP_BEFORE_EPOCH,			/* the clock reads before the epoch */
-	STEP_LIFETIME_ENDED			/* the timestamp field is used up */
+	STEP_LIFETIME_ENDED,		/* the timestamp field is used up */
+	STEP_MARK_UNREADABLE		/* the persisted mark is unknown */
 } SnowflakeStep;
 
 static SnowflakeState *state = NULL;
@@ -74,8 +101,8 @@ snowflake_shmem_size(void)
 
 /*
  * Attach to (or create) the shared state.  Called from the shmem startup
- * hook with AddinShmemInitLock held; after a crash restart shared memory is
- * new, and so is the state.
+ * hook with AddinShmemInitLock held.  Shared memory is new after a restart
+ * and after a crash, so the state starts from the persisted mark.
  */
 void
 snowflake_shmem_init(void)
@@ -85,50 +112,89 @@ snowflake_shmem_init(void)
 	state = ShmemInitStruct("snowflake", snowflake_shmem_size(), &found);
 	if (!found)
 	{
-		state->lock = &(GetNamedLWLockTranche("snowflake"))->lock;
-		state->last_timestamp = -1;
-		state->last_sequence = 0;
+		LWLockPadded *locks = GetNamedLWLockTranche("snowflake");
+		int64		mark = -1;
+
+		memset(state, 0, sizeof(SnowflakeState));
+		state->lock = &locks[0].lock;
+		state->mark_lock = &locks[1].lock;
+		state->mark_unreadable = !snowflake_read_mark_file(&mark);
+		state->last_id = mark;
+		state->mark_id = mark;
 		state->last_clock = PG_INT64_MIN;
+		state->stats.stats_reset = GetCurrentTimestamp();
 	}
+}
+
+/*
+ * Raise the floor and the mark to a persisted mark, during recovery (the
+ * WAL redo of a mark record).  Values only ever go up.
+ */
+void
+snowflake_raise_mark(int64 mark_id)
+{
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	if (mark_id > state->last_id)
+		state->last_id = mark_id;
+	if (mark_id > state->mark_id)
+		state->mark_id = mark_id;
+	LWLockRelease(state->lock);
 }
 
 /*
  * One step of the generator, with the lock held and "now" read under it.
  *
- * On STEP_ISSUED, *timestamp and *sequence are the new ID's fields; on
- * STEP_TOO_FAR_AHEAD, *excess is how many ms the clock must advance before
- * a retry can succeed.  *stepped_back is set to how far the clock went back
- * since the previous call (0 if it did not), for the caller to log once.
+ * On STEP_ISSUED and STEP_NEED_MARK, *id is the candidate ID; on
+ * STEP_TOO_FAR_AHEAD, *excess is how many ms the clock must advance before a
+ * retry can succeed.  *stepped_back is how far the clock went back since the
+ * previous call (0 if it did not), for the caller to log once.
  */
 static SnowflakeStep
-generator_step(const SnowflakeLayout *layout, int64 now, int64 max_drift,
-			   int64 *timestamp, int64 *sequence, int64 *excess,
-			   int64 *stepped_back)
+generator_step(const SnowflakeLayout *layout, int64 worker, int64 now,
+			   int64 max_drift, int64 *id, int64 *excess, int64 *stepped_back)
 {
+	int			shift = layout->worker_bits + layout->sequence_bits;
+	int64		last_ts = state->last_id >> shift;
+	int64		last_worker = (state->last_id >> layout->sequence_bits) & layout->max_worker;
+	int64		last_seq = state->last_id & layout->max_sequence;
 	int64		ts;
 	int64		seq;
+	bool		borrowed = false;
 
-	*stepped_back = now < state->last_clock ? state->last_clock - now : 0;
+	*stepped_back = 0;
+	if (now < state->last_clock)
+	{
+		*stepped_back = state->last_clock - now;
+		state->stats.clock_rollbacks++;
+		if (*stepped_back > state->stats.largest_rollback_ms)
+			state->stats.largest_rollback_ms = *stepped_back;
+	}
 	state->last_clock = now;
 
+	if (state->mark_unreadable)
+		return STEP_MARK_UNREADABLE;
 	if (now < 0)
 		return STEP_BEFORE_EPOCH;
 
-	if (now > state->last_timestamp)
+	if (now > last_ts)
 	{
 		ts = now;
 		seq = 0;
 	}
-	else if (state->last_sequence < layout->max_sequence)
+	else if (last_worker == worker && last_seq < layout->max_sequence)
 	{
-		ts = state->last_timestamp;
-		seq = state->last_sequence + 1;
+		ts = last_ts;
+		seq = last_seq + 1;
 	}
 	else
 	{
-		/* this millisecond is used up: borrow the next one */
-		ts = state->last_timestamp + 1;
+		/*
+		 * This millisecond is used up (or last_id is a restored mark): borrow
+		 * the next one.
+		 */
+		ts = last_ts + 1;
 		seq = 0;
+		borrowed = true;
 	}
 
 	if (ts - now > max_drift)
@@ -139,10 +205,14 @@ generator_step(const SnowflakeLayout *layout, int64 now, int64 max_drift,
 	if (ts > layout->max_timestamp)
 		return STEP_LIFETIME_ENDED;
 
-	state->last_timestamp = ts;
-	state->last_sequence = seq;
-	*timestamp = ts;
-	*sequence = seq;
+	*id = snowflake_compose(layout, ts, worker, seq);
+	if (*id > state->mark_id)
+		return STEP_NEED_MARK;
+
+	state->last_id = *id;
+	state->stats.ids_issued++;
+	if (borrowed)
+		state->stats.borrows++;
 	return STEP_ISSUED;
 }
 
@@ -168,29 +238,87 @@ checked_worker_id(const SnowflakeLayout *layout)
 	return snowflake_worker_id;
 }
 
+/* Count a refusal, then raise the error that explains it. */
 static void
-report_before_epoch(const SnowflakeLayout *layout)
+refuse(SnowflakeStep step, const SnowflakeLayout *layout, int64 drift)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("system clock is before snowflake.epoch"),
-			 errdetail("snowflake.epoch is %s, and the clock reads %s.",
-					   timestamptz_to_str(layout->epoch),
-					   timestamptz_to_str(GetCurrentTimestamp())),
-			 errhint("Fix the system clock, or set snowflake.epoch to an instant in the past in postgresql.conf and restart the server.")));
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	state->stats.refusals++;
+	LWLockRelease(state->lock);
+
+	switch (step)
+	{
+		case STEP_TOO_FAR_AHEAD:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("system clock is too far behind the last snowflake ID"),
+					 errdetail("The next ID would be " INT64_FORMAT " ms ahead of the clock, more than snowflake.max_drift (%d ms) allows, and the clock would not catch up within snowflake.max_wait (%d ms).",
+							   drift, snowflake_max_drift, snowflake_max_wait),
+					 errhint("Check the system clock and its time synchronization; to keep issuing IDs while it catches up, raise snowflake.max_drift and reload.")));
+			break;
+		case STEP_BEFORE_EPOCH:
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("system clock is before snowflake.epoch"),
+					 errdetail("snowflake.epoch is %s, and the clock reads %s.",
+							   timestamptz_to_str(layout->epoch),
+							   timestamptz_to_str(GetCurrentTimestamp())),
+					 errhint("Fix the system clock, or set snowflake.epoch to an instant in the past in postgresql.conf and restart the server.")));
+			break;
+		case STEP_LIFETIME_ENDED:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+					 errmsg("snowflake layout has run out of timestamps"),
+					 errdetail("With %d timestamp bits and snowflake.epoch %s, the last millisecond an ID can carry is %s.",
+							   layout->timestamp_bits,
+							   timestamptz_to_str(layout->epoch),
+							   timestamptz_to_str(snowflake_timestamp_to_timestamptz(layout, layout->max_timestamp))),
+					 errhint("A new epoch or layout changes the meaning of every ID: plan it as a migration.")));
+			break;
+		case STEP_MARK_UNREADABLE:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("snowflake mark file \"%s\" could not be read at server start",
+							SNOWFLAKE_MARK_FILE),
+					 errdetail("Without the persisted mark, new IDs could repeat IDs issued before the restart; the server log says what was wrong."),
+					 errhint("Restore the file from a backup, or, if the clock is certainly past every ID ever issued here, remove it and restart the server.")));
+			break;
+		default:
+			elog(ERROR, "unexpected snowflake step %d", (int) step);
+	}
 }
 
+/*
+ * Make a mark durable that covers "id" and the window after it, unless
+ * another backend already did while we waited for mark_lock.
+ */
 static void
-report_lifetime_ended(const SnowflakeLayout *layout)
+advance_mark(const SnowflakeLayout *layout, int64 id)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
-			 errmsg("snowflake layout has run out of timestamps"),
-			 errdetail("With %d timestamp bits and snowflake.epoch %s, the last millisecond an ID can carry is %s.",
-					   layout->timestamp_bits,
-					   timestamptz_to_str(layout->epoch),
-					   timestamptz_to_str(snowflake_timestamp_to_timestamptz(layout, layout->max_timestamp))),
-			 errhint("A new epoch or layout changes the meaning of every ID: plan it as a migration.")));
+	int			shift = layout->worker_bits + layout->sequence_bits;
+	int64		mark_ts = Min((id >> shift) + MARK_WINDOW_MS, layout->max_timestamp);
+	int64		mark = snowflake_compose(layout, mark_ts, layout->max_worker,
+										 layout->max_sequence);
+	bool		needed;
+
+	LWLockAcquire(state->mark_lock, LW_EXCLUSIVE);
+
+	LWLockAcquire(state->lock, LW_SHARED);
+	needed = state->mark_id < id;
+	LWLockRelease(state->lock);
+
+	if (needed)
+	{
+		snowflake_persist_mark(mark);
+
+		LWLockAcquire(state->lock, LW_EXCLUSIVE);
+		if (mark > state->mark_id)
+			state->mark_id = mark;
+		state->stats.marks_written++;
+		LWLockRelease(state->lock);
+	}
+
+	LWLockRelease(state->mark_lock);
 }
 
 /*
@@ -208,9 +336,10 @@ wait_for_clock(int64 ms)
 }
 
 /*
- * Issue the next ID.  Raises an error if the settings are unusable, or the
- * clock is so far behind that the ID would break snowflake.max_drift even
- * after waiting snowflake.max_wait.
+ * Issue the next ID.  Raises an error if the settings are unusable, the
+ * server is a standby or the transaction read-only, or the clock is so far
+ * behind that the ID would break snowflake.max_drift even after waiting
+ * snowflake.max_wait.
  */
 int64
 snowflake_next_id(void)
@@ -221,19 +350,25 @@ snowflake_next_id(void)
 
 	Assert(state != NULL);
 
+	if (RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
+				 errmsg("cannot generate snowflake IDs during recovery"),
+				 errdetail("A standby replays the primary's marks but issues no IDs of its own."),
+				 errhint("Generate IDs on the primary; once promoted, this server issues IDs above every mark it replayed.")));
+	PreventCommandIfReadOnly("snowflake_nextval()");
+
 	for (;;)
 	{
 		SnowflakeStep step;
-		int64		timestamp = 0;
-		int64		sequence = 0;
+		int64		id = 0;
 		int64		excess = 0;
 		int64		stepped_back;
 		int64		waited;
 
 		LWLockAcquire(state->lock, LW_EXCLUSIVE);
-		step = generator_step(layout, snowflake_clock_ms(layout),
-							  snowflake_max_drift,
-							  &timestamp, &sequence, &excess, &stepped_back);
+		step = generator_step(layout, worker, snowflake_clock_ms(layout),
+							  snowflake_max_drift, &id, &excess, &stepped_back);
 		LWLockRelease(state->lock);
 
 		if (stepped_back > 0)
@@ -246,30 +381,64 @@ snowflake_next_id(void)
 		switch (step)
 		{
 			case STEP_ISSUED:
-				return snowflake_compose(layout, timestamp, worker, sequence);
+				if (wait_started != 0)
+				{
+					int64		us = GetCurrentTimestamp() - wait_started;
+
+					LWLockAcquire(state->lock, LW_EXCLUSIVE);
+					state->stats.waits++;
+					state->stats.wait_us += us;
+					LWLockRelease(state->lock);
+				}
+				return id;
+
+			case STEP_NEED_MARK:
+				advance_mark(layout, id);
+				break;
 
 			case STEP_TOO_FAR_AHEAD:
 				if (wait_started == 0)
 					wait_started = GetCurrentTimestamp();
 				waited = (GetCurrentTimestamp() - wait_started) / 1000;
 				if (waited + excess > snowflake_max_wait)
-					ereport(ERROR,
-							(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-							 errmsg("system clock is too far behind the last snowflake ID"),
-							 errdetail("The next ID would be " INT64_FORMAT " ms ahead of the clock, more than snowflake.max_drift (%d ms) allows, and the clock would not catch up within snowflake.max_wait (%d ms).",
-									   excess + snowflake_max_drift,
-									   snowflake_max_drift, snowflake_max_wait),
-							 errhint("Check the system clock and its time synchronization; to keep issuing IDs while it catches up, raise snowflake.max_drift and reload.")));
+					refuse(step, layout, excess + snowflake_max_drift);
 				wait_for_clock(excess);
 				break;
 
-			case STEP_BEFORE_EPOCH:
-				report_before_epoch(layout);
-				break;
-
-			case STEP_LIFETIME_ENDED:
-				report_lifetime_ended(layout);
-				break;
+			default:
+				refuse(step, layout, 0);
 		}
 	}
+}
+
+/*
+ * A consistent copy of the counters and the state they describe.  drift_ms
+ * is how far the last ID's timestamp is ahead of the clock now.
+ */
+void
+snowflake_get_stats(SnowflakeStats *stats, int64 *last_id, int64 *mark_id,
+					int64 *drift_ms)
+{
+	const SnowflakeLayout *layout = snowflake_layout();
+	int			shift = layout->worker_bits + layout->sequence_bits;
+
+	LWLockAcquire(state->lock, LW_SHARED);
+	*stats = state->stats;
+	*last_id = state->last_id;
+	*mark_id = state->mark_id;
+	LWLockRelease(state->lock);
+
+	*drift_ms = *last_id < 0 ? 0 :
+		Max((*last_id >> shift) - snowflake_clock_ms(layout), 0);
+}
+
+void
+snowflake_reset_stats(void)
+{
+	snowflake_require_preload();
+
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	memset(&state->stats, 0, sizeof(SnowflakeStats));
+	state->stats.stats_reset = GetCurrentTimestamp();
+	LWLockRelease(state->lock);
 }

@@ -8,6 +8,9 @@
  * Loaded any other way, _PG_init defines nothing and every SQL function
  * refuses with a hint that names shared_preload_libraries.
  *
+ * It also registers the WAL resource manager that carries the persisted mark
+ * (mark.c), which is why every server replaying our WAL must preload it.
+ *
  * Settings in postgresql.conf that PostgreSQL rejects are replaced by their
  * boot values with only a warning in the log.  The boot values are chosen so
  * that this is safe: snowflake.worker_id boots "unset", which refuses to
@@ -91,7 +94,7 @@ snowflake_shmem_request(void)
 		prev_shmem_request_hook();
 
 	RequestAddinShmemSpace(snowflake_shmem_size());
-	RequestNamedLWLockTranche("snowflake", 1);
+	RequestNamedLWLockTranche("snowflake", 2);
 }
 
 static void
@@ -181,6 +184,7 @@ _PG_init(void)
 		return;
 
 	define_settings();
+	snowflake_register_rmgr();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = snowflake_shmem_request;

@@ -15,6 +15,7 @@
  *	snowflake.c		module setup: GUCs, shared memory, hooks
  *	layout.c		the bit layout and the epoch: validation, encoding
  *	generator.c		the shared generator state and the locked step
+ *	mark.c			the persisted high-water mark: WAL and a file
  *	functions.c		the SQL-callable functions
  *
  *-------------------------------------------------------------------------
@@ -75,9 +76,35 @@ extern void snowflake_decompose(const SnowflakeLayout *layout, int64 id,
 extern TimestampTz snowflake_timestamp_to_timestamptz(const SnowflakeLayout *layout,
 													  int64 timestamp);
 
+/* The mark file, relative to the data directory. */
+#define SNOWFLAKE_MARK_FILE "snowflake.mark"
+
+/* Counters shown by snowflake_stats(), kept in shared memory. */
+typedef struct SnowflakeStats
+{
+	int64		ids_issued;
+	int64		marks_written;
+	int64		clock_rollbacks;
+	int64		largest_rollback_ms;
+	int64		borrows;
+	int64		waits;
+	int64		wait_us;
+	int64		refusals;
+	TimestampTz stats_reset;
+} SnowflakeStats;
+
 /* generator.c */
 extern Size snowflake_shmem_size(void);
 extern void snowflake_shmem_init(void);
+extern void snowflake_raise_mark(int64 mark_id);
 extern int64 snowflake_next_id(void);
+extern void snowflake_get_stats(SnowflakeStats *stats, int64 *last_id,
+								int64 *mark_id, int64 *drift_ms);
+extern void snowflake_reset_stats(void);
+
+/* mark.c */
+extern void snowflake_register_rmgr(void);
+extern bool snowflake_read_mark_file(int64 *mark_id);
+extern void snowflake_persist_mark(int64 mark_id);
 
 #endif							/* SNOWFLAKE_H */

@@ -1,0 +1,46 @@
+--
+-- snowflake_stats(), its view and snowflake_stats_reset(); refusals in
+-- read-only transactions.
+--
+SET TimeZone = 'UTC';
+SELECT snowflake_nextval() IS NOT NULL AS issued;
+
+SELECT worker_id, epoch, timestamp_bits, worker_bits, sequence_bits, lifetime_end,
+       ids_issued > 0 AS issued_some,
+       last_id >= snowflake_currval() AS last_id_is_latest,
+       mark_id >= last_id AS mark_covers_last_id,
+       mark_time = (snowflake_parse(mark_id)).created_at AS mark_time_matches,
+       marks_written > 0 AS wrote_marks,
+       refusals
+  FROM snowflake_stats;
+SELECT count(*) AS one_row FROM snowflake_stats();
+
+-- reset zeroes the counters, not the state
+SELECT snowflake_stats_reset();
+SELECT ids_issued, marks_written, clock_rollbacks, largest_rollback_ms, borrows,
+       waits, wait_time_ms, refusals,
+       last_id >= snowflake_currval() AS state_kept,
+       stats_reset > now() - interval '1 minute' AS just_reset
+  FROM snowflake_stats;
+
+-- anyone may read the counters; resetting them needs superuser or a grant
+CREATE ROLE snowflake_monitor;
+SET ROLE snowflake_monitor;
+SELECT count(*) AS readable FROM snowflake_stats;
+SELECT snowflake_stats_reset();
+RESET ROLE;
+GRANT EXECUTE ON FUNCTION snowflake_stats_reset() TO snowflake_monitor;
+SET ROLE snowflake_monitor;
+SELECT snowflake_stats_reset();
+RESET ROLE;
+REVOKE EXECUTE ON FUNCTION snowflake_stats_reset() FROM snowflake_monitor;
+DROP ROLE snowflake_monitor;
+
+-- like nextval(), generation refuses in a read-only transaction
+BEGIN READ ONLY;
+SELECT snowflake_nextval();
+ROLLBACK;
+SET default_transaction_read_only = on;
+SELECT snowflake_nextval();
+RESET default_transaction_read_only;
+SELECT snowflake_nextval() > 0 AS works_again;

@@ -1,0 +1,216 @@
+/*-------------------------------------------------------------------------
+ *
+ * mark.c
+ *	  The persisted high-water mark: a WAL resource manager and a file.
+ *
+ * Shared memory is empty after a restart or a crash, and a generator that
+ * then trusted only the clock could repeat IDs whenever the clock is behind
+ * the last ID issued.  So, like a sequence that logs values ahead, the
+ * generator never hands out an ID above the durable "mark" (an ID such that
+ * every ID issued is <= it); crossing it first makes a new mark, about a
+ * second ahead, durable in two places:
+ *
+ *	WAL		a record of our own resource manager, flushed before the ID is
+ *			handed out.  It travels to physical standbys and into archives,
+ *			so a promoted standby or a point-in-time recovery resumes above
+ *			every mark it replayed.
+ *	file	SNOWFLAKE_MARK_FILE in the data directory, written to a temporary
+ *			file, fsynced and renamed into place.  WAL alone is not enough:
+ *			recovery starts at the last checkpoint, so a mark logged before
+ *			it would be skipped.  The file is read when shared memory is set
+ *			up; redo of a mark record also writes it, so a standby that
+ *			restarts keeps what it replayed.
+ *
+ * The resource manager id is SNOWFLAKE_RMGR_ID.  Every server that replays
+ * our WAL (the primary after a crash, standbys, PITR restores) must preload
+ * the library; without it, recovery stops at our first record.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "access/xlog.h"
+#include "access/xlog_internal.h"
+#include "access/xloginsert.h"
+#include "access/xlogreader.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "storage/fd.h"
+
+#include "snowflake.h"
+
+/*
+ * Custom resource manager ids are 128..255 (128 is for development).  The
+ * PostgreSQL wiki page "CustomWALResourceManagers" lists the taken ones,
+ * handed out upwards from 129; 196 is far from those.  Changing it makes
+ * existing WAL unreadable, so it is fixed for good.
+ */
+#define SNOWFLAKE_RMGR_ID			196
+#define XLOG_SNOWFLAKE_MARK			0x00
+
+#define SNOWFLAKE_MARK_TMP_FILE		SNOWFLAKE_MARK_FILE ".tmp"
+
+typedef struct xl_snowflake_mark
+{
+	int64		mark_id;
+} xl_snowflake_mark;
+
+/*
+ * Write the mark file durably.  Failure is an error at "elevel": the caller
+ * must not go on as if the mark were safe.
+ */
+static void
+write_mark_file(int64 mark_id, int elevel)
+{
+	char		buf[32];
+	int			len;
+	int			fd;
+
+	len = snprintf(buf, sizeof(buf), INT64_FORMAT "\n", mark_id);
+
+	fd = OpenTransientFile(SNOWFLAKE_MARK_TMP_FILE,
+						   O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	if (fd < 0)
+		ereport(elevel,
+				(errcode_for_file_access(),
+				 errmsg("could not create file \"%s\": %m",
+						SNOWFLAKE_MARK_TMP_FILE)));
+	errno = 0;
+	if (write(fd, buf, len) != len)
+	{
+		/* a short write without errno is most likely a full disk */
+		if (errno == 0)
+			errno = ENOSPC;
+		ereport(elevel,
+				(errcode_for_file_access(),
+				 errmsg("could not write file \"%s\": %m",
+						SNOWFLAKE_MARK_TMP_FILE)));
+	}
+	if (pg_fsync(fd) != 0)
+		ereport(data_sync_elevel(elevel),
+				(errcode_for_file_access(),
+				 errmsg("could not fsync file \"%s\": %m",
+						SNOWFLAKE_MARK_TMP_FILE)));
+	if (CloseTransientFile(fd) != 0)
+		ereport(elevel,
+				(errcode_for_file_access(),
+				 errmsg("could not close file \"%s\": %m",
+						SNOWFLAKE_MARK_TMP_FILE)));
+
+	(void) durable_rename(SNOWFLAKE_MARK_TMP_FILE, SNOWFLAKE_MARK_FILE, elevel);
+}
+
+/*
+ * Read the mark file into *mark_id (-1 if there is none yet).  Returns false
+ * and logs why if it exists but cannot be read; the generator then refuses
+ * to issue IDs rather than guess.  Runs in the postmaster.
+ */
+bool
+snowflake_read_mark_file(int64 *mark_id)
+{
+	FILE	   *file;
+	char		buf[32];
+	char	   *end;
+	bool		ok;
+
+	*mark_id = -1;
+	file = AllocateFile(SNOWFLAKE_MARK_FILE, PG_BINARY_R);
+	if (file == NULL)
+	{
+		if (errno == ENOENT)
+			return true;
+		ereport(LOG,
+				(errcode_for_file_access(),
+				 errmsg("could not open file \"%s\": %m", SNOWFLAKE_MARK_FILE)));
+		return false;
+	}
+
+	ok = fgets(buf, sizeof(buf), file) != NULL;
+	if (ok)
+	{
+		errno = 0;
+		*mark_id = strtoll(buf, &end, 10);
+		ok = errno == 0 && end != buf && *end == '\n' && *mark_id >= 0;
+	}
+	FreeFile(file);
+
+	if (!ok)
+	{
+		*mark_id = -1;
+		ereport(LOG,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("snowflake mark file \"%s\" does not hold an ID",
+						SNOWFLAKE_MARK_FILE)));
+	}
+	return ok;
+}
+
+/*
+ * Make a new mark durable in WAL and in the mark file.  Called with the
+ * generator's mark_lock held and its main lock released.
+ */
+void
+snowflake_persist_mark(int64 mark_id)
+{
+	xl_snowflake_mark xlrec;
+	XLogRecPtr	lsn;
+
+	xlrec.mark_id = mark_id;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	lsn = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
+	XLogFlush(lsn);
+
+	write_mark_file(mark_id, ERROR);
+}
+
+static void
+snowflake_redo(XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	xl_snowflake_mark *xlrec;
+
+	if (info != XLOG_SNOWFLAKE_MARK)
+		elog(PANIC, "snowflake_redo: unknown op code %u", info);
+
+	xlrec = (xl_snowflake_mark *) XLogRecGetData(record);
+	snowflake_raise_mark(xlrec->mark_id);
+	write_mark_file(xlrec->mark_id, ERROR);
+}
+
+static void
+snowflake_desc(StringInfo buf, XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+
+	if (info == XLOG_SNOWFLAKE_MARK)
+	{
+		xl_snowflake_mark *xlrec = (xl_snowflake_mark *) XLogRecGetData(record);
+
+		appendStringInfo(buf, "mark " INT64_FORMAT, xlrec->mark_id);
+	}
+}
+
+static const char *
+snowflake_identify(uint8 info)
+{
+	if ((info & ~XLR_INFO_MASK) == XLOG_SNOWFLAKE_MARK)
+		return "MARK";
+	return NULL;
+}
+
+static const RmgrData snowflake_rmgr = {
+	.rm_name = "snowflake",
+	.rm_redo = snowflake_redo,
+	.rm_desc = snowflake_desc,
+	.rm_identify = snowflake_identify,
+};
+
+void
+snowflake_register_rmgr(void)
+{
+	RegisterCustomRmgr(SNOWFLAKE_RMGR_ID, (RmgrData *) &snowflake_rmgr);
+}
