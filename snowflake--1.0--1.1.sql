@@ -2,6 +2,16 @@
 
 \echo Use "ALTER EXTENSION snowflake UPDATE TO '1.1'" to load this file. \quit
 
+-- Batch generation (issue 6)
+
+CREATE FUNCTION snowflake_nextval(n integer)
+RETURNS SETOF bigint
+AS 'MODULE_PATHNAME', 'snowflake_nextval_batch'
+LANGUAGE C VOLATILE STRICT PARALLEL SAFE ROWS 1000;
+
+COMMENT ON FUNCTION snowflake_nextval(integer) IS
+'Returns n new IDs, in increasing order, reserved under one acquisition of the generator''s lock; for bulk loads';
+
 -- Generator state and counters (issue 3)
 
 CREATE FUNCTION snowflake_stats(

@@ -6,7 +6,7 @@ SELECT p.oid::regprocedure AS function,
        p.provolatile AS volatile,
        p.proisstrict AS strict,
        p.proparallel AS parallel,
-       p.prorettype::regtype AS returns,
+       CASE WHEN p.proretset THEN 'setof ' ELSE '' END || p.prorettype::regtype AS returns,
        obj_description(p.oid, 'pg_proc') IS NOT NULL AS has_comment
   FROM pg_proc p
   JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid

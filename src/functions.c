@@ -15,6 +15,7 @@
 #include "snowflake.h"
 
 PG_FUNCTION_INFO_V1(snowflake_nextval);
+PG_FUNCTION_INFO_V1(snowflake_nextval_batch);
 PG_FUNCTION_INFO_V1(snowflake_currval);
 PG_FUNCTION_INFO_V1(snowflake_parse);
 
@@ -30,6 +31,71 @@ snowflake_nextval(PG_FUNCTION_ARGS)
 	session_last_id = id;
 	session_has_id = true;
 	PG_RETURN_INT64(id);
+}
+
+/* What snowflake_nextval(n) reserved, and how far it has returned it. */
+typedef struct BatchState
+{
+	List	   *blocks;			/* SnowflakeBlock *, in order */
+	ListCell   *current;		/* the block being returned */
+	int64		next;			/* index of the next ID in it */
+} BatchState;
+
+/*
+ * snowflake_nextval(n): n IDs, reserved on the first call under one
+ * acquisition of the generator's lock (more only where snowflake.max_drift
+ * cuts the run short), then returned one row at a time.
+ */
+Datum
+snowflake_nextval_batch(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *funcctx;
+	BatchState *batch;
+	SnowflakeBlock *block;
+	int64		id;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		int32		n = PG_GETARG_INT32(0);
+		MemoryContext oldcontext;
+
+		if (n < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("number of snowflake IDs must not be negative"),
+					 errdetail("Got %d.", n),
+					 errhint("Pass how many IDs you need, or 0 for none.")));
+
+		funcctx = SRF_FIRSTCALL_INIT();
+		oldcontext = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		batch = palloc0(sizeof(BatchState));
+		while (n > 0)
+		{
+			block = palloc(sizeof(SnowflakeBlock));
+			n -= snowflake_reserve(n, block);
+			batch->blocks = lappend(batch->blocks, block);
+		}
+		batch->current = list_head(batch->blocks);
+		funcctx->user_fctx = batch;
+		MemoryContextSwitchTo(oldcontext);
+	}
+
+	funcctx = SRF_PERCALL_SETUP();
+	batch = funcctx->user_fctx;
+	if (batch->current == NULL)
+		SRF_RETURN_DONE(funcctx);
+
+	block = lfirst(batch->current);
+	id = snowflake_block_id(snowflake_layout(), block, batch->next++);
+	if (batch->next == block->count)
+	{
+		batch->current = lnext(batch->blocks, batch->current);
+		batch->next = 0;
+	}
+
+	session_last_id = id;
+	session_has_id = true;
+	SRF_RETURN_NEXT(funcctx, Int64GetDatum(id));
 }
 
 Datum

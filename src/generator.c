@@ -8,7 +8,7 @@
  * One struct in shared memory holds the generator's state.  Two LWLocks of
  * the named tranche "snowflake" guard it:
  *
- *	lock		protects every field of the state.  snowflake_next_id() takes
+ *	lock		protects every field of the state.  snowflake_reserve() takes
  *				it exclusively, reads the wall clock, runs generator_step()
  *				and releases it.  generator_step() is plain arithmetic: no
  *				I/O, no elog, no allocation, so the lock is held for a few
@@ -27,7 +27,8 @@
  *	mark_id		every ID issued so far is <= mark_id, which is durable
  *
  * A new ID is (last timestamp, last sequence + 1), or a later timestamp with
- * sequence 0, so it is always > last_id; last_id is updated before the lock
+ * sequence 0, so it is always > last_id (a batch reserves a run of such
+ * IDs at once and moves last_id to the run's end); last_id is updated before the lock
  * is released.  Hence IDs strictly increase in the order callers take the
  * lock and no two callers get the same one.  An ID above mark_id is never
  * handed out: the caller first makes a new mark durable (WAL and the mark
@@ -83,7 +84,7 @@ typedef struct SnowflakeState
 /* What one locked step decided. */
 typedef enum SnowflakeStep
 {
-	STEP_ISSUED,				/* *id is the new ID */
+	STEP_ISSUED,				/* a block of IDs was reserved */
 	STEP_NEED_MARK,				/* *id would pass the durable mark */
 	STEP_TOO_FAR_AHEAD,			/* the ID would pass max_drift */
 	STEP_BEFORE_EPOCH,			/* the clock reads before the epoch */
@@ -142,23 +143,35 @@ snowflake_raise_mark(int64 mark_id)
 }
 
 /*
- * One step of the generator, with the lock held and "now" read under it.
+ * One step of the generator, with the lock held and "now" read under it:
+ * reserve up to n consecutive IDs.
  *
- * On STEP_ISSUED and STEP_NEED_MARK, *id is the candidate ID; on
- * STEP_TOO_FAR_AHEAD, *excess is how many ms the clock must advance before a
- * retry can succeed.  *stepped_back is how far the clock went back since the
- * previous call (0 if it did not), for the caller to log once.
+ * IDs are handed out in "positions" (timestamp << sequence_bits | sequence),
+ * so a block of IDs is a range of positions and reserving one costs the same
+ * arithmetic whatever its size.  A block stops early where it would pass
+ * max_drift or the layout's lifetime.
+ *
+ * On STEP_ISSUED, *block holds the reserved range (at least one ID).  On
+ * STEP_NEED_MARK, *id is the block's last ID, which passes the durable mark.
+ * On STEP_TOO_FAR_AHEAD, *excess is how many ms the clock must advance
+ * before a retry can succeed.  *stepped_back is how far the clock went back
+ * since the previous call (0 if it did not), for the caller to log once.
  */
 static SnowflakeStep
 generator_step(const SnowflakeLayout *layout, int64 worker, int64 now,
-			   int64 max_drift, int64 *id, int64 *excess, int64 *stepped_back)
+			   int64 max_drift, int64 n, SnowflakeBlock *block, int64 *id,
+			   int64 *excess, int64 *stepped_back)
 {
-	int			shift = layout->worker_bits + layout->sequence_bits;
+	int			seq_bits = layout->sequence_bits;
+	int			shift = layout->worker_bits + seq_bits;
 	int64		last_ts = state->last_id >> shift;
-	int64		last_worker = (state->last_id >> layout->sequence_bits) & layout->max_worker;
+	int64		last_worker = (state->last_id >> seq_bits) & layout->max_worker;
 	int64		last_seq = state->last_id & layout->max_sequence;
 	int64		ts;
 	int64		seq;
+	int64		limit_ts;
+	int64		first;
+	int64		last;
 	bool		borrowed = false;
 
 	*stepped_back = 0;
@@ -176,6 +189,7 @@ generator_step(const SnowflakeLayout *layout, int64 worker, int64 now,
 	if (now < 0)
 		return STEP_BEFORE_EPOCH;
 
+	/* where the block starts: the first position above last_id */
 	if (now > last_ts)
 	{
 		ts = now;
@@ -205,14 +219,21 @@ generator_step(const SnowflakeLayout *layout, int64 worker, int64 now,
 	if (ts > layout->max_timestamp)
 		return STEP_LIFETIME_ENDED;
 
-	*id = snowflake_compose(layout, ts, worker, seq);
+	/* where it ends: n positions on, unless the drift or lifetime ends first */
+	limit_ts = Min(now + max_drift, layout->max_timestamp);
+	first = (ts << seq_bits) | seq;
+	last = first + Min(n, ((limit_ts << seq_bits) | layout->max_sequence) - first + 1) - 1;
+
+	*id = snowflake_compose(layout, last >> seq_bits, worker,
+							last & layout->max_sequence);
 	if (*id > state->mark_id)
 		return STEP_NEED_MARK;
 
 	state->last_id = *id;
-	state->stats.ids_issued++;
-	if (borrowed)
-		state->stats.borrows++;
+	state->stats.ids_issued += last - first + 1;
+	state->stats.borrows += (borrowed ? 1 : 0) + (last >> seq_bits) - ts;
+	block->first = first;
+	block->count = last - first + 1;
 	return STEP_ISSUED;
 }
 
@@ -336,19 +357,22 @@ wait_for_clock(int64 ms)
 }
 
 /*
- * Issue the next ID.  Raises an error if the settings are unusable, the
- * server is a standby or the transaction read-only, or the clock is so far
- * behind that the ID would break snowflake.max_drift even after waiting
- * snowflake.max_wait.
+ * Reserve up to n (>= 1) IDs under one acquisition of the lock, waiting for
+ * the clock if the clock rules say so; returns how many *block holds (fewer
+ * than n only where max_drift or the lifetime cut the block short, in which
+ * case the caller asks again for the rest).  Raises an error if the settings
+ * are unusable, the server is a standby or the transaction read-only, or
+ * the clock is too far behind even after waiting snowflake.max_wait.
  */
 int64
-snowflake_next_id(void)
+snowflake_reserve(int64 n, SnowflakeBlock *block)
 {
 	const SnowflakeLayout *layout = snowflake_layout();
 	int64		worker = checked_worker_id(layout);
 	TimestampTz wait_started = 0;
 
 	Assert(state != NULL);
+	Assert(n >= 1);
 
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -358,6 +382,7 @@ snowflake_next_id(void)
 				 errhint("Generate IDs on the primary; once promoted, this server issues IDs above every mark it replayed.")));
 	PreventCommandIfReadOnly("snowflake_nextval()");
 
+	block->worker = worker;
 	for (;;)
 	{
 		SnowflakeStep step;
@@ -368,7 +393,8 @@ snowflake_next_id(void)
 
 		LWLockAcquire(state->lock, LW_EXCLUSIVE);
 		step = generator_step(layout, worker, snowflake_clock_ms(layout),
-							  snowflake_max_drift, &id, &excess, &stepped_back);
+							  snowflake_max_drift, n, block, &id, &excess,
+							  &stepped_back);
 		LWLockRelease(state->lock);
 
 		if (stepped_back > 0)
@@ -390,7 +416,7 @@ snowflake_next_id(void)
 					state->stats.wait_us += us;
 					LWLockRelease(state->lock);
 				}
-				return id;
+				return block->count;
 
 			case STEP_NEED_MARK:
 				advance_mark(layout, id);
@@ -409,6 +435,28 @@ snowflake_next_id(void)
 				refuse(step, layout, 0);
 		}
 	}
+}
+
+/* The i-th ID (from 0) of a reserved block. */
+int64
+snowflake_block_id(const SnowflakeLayout *layout, const SnowflakeBlock *block,
+				   int64 i)
+{
+	int64		pos = block->first + i;
+
+	Assert(i >= 0 && i < block->count);
+	return snowflake_compose(layout, pos >> layout->sequence_bits,
+							 block->worker, pos & layout->max_sequence);
+}
+
+/* Issue the next ID: a block of one. */
+int64
+snowflake_next_id(void)
+{
+	SnowflakeBlock block;
+
+	(void) snowflake_reserve(1, &block);
+	return snowflake_block_id(snowflake_layout(), &block, 0);
 }
 
 /*

@@ -93,10 +93,24 @@ typedef struct SnowflakeStats
 	TimestampTz stats_reset;
 } SnowflakeStats;
 
+/*
+ * A run of IDs reserved under one acquisition of the generator's lock, as
+ * positions (timestamp << sequence_bits | sequence) for one worker id.
+ */
+typedef struct SnowflakeBlock
+{
+	int64		first;
+	int64		count;
+	int64		worker;
+} SnowflakeBlock;
+
 /* generator.c */
 extern Size snowflake_shmem_size(void);
 extern void snowflake_shmem_init(void);
 extern void snowflake_raise_mark(int64 mark_id);
+extern int64 snowflake_reserve(int64 n, SnowflakeBlock *block);
+extern int64 snowflake_block_id(const SnowflakeLayout *layout,
+								const SnowflakeBlock *block, int64 i);
 extern int64 snowflake_next_id(void);
 extern void snowflake_get_stats(SnowflakeStats *stats, int64 *last_id,
 								int64 *mark_id, int64 *drift_ms);
