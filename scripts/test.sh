@@ -44,9 +44,9 @@ if [ "$status" -eq 0 ]; then
 	exit 0
 fi
 
-# What went wrong: the regression diffs, the server logs of the pg_regress
-# instances that failed (kept only on failure), and the logs of failing TAP
-# scripts. Fall back to every log when none of those exist.
+# What went wrong: each pg_regress run's diffs with the end of its server log
+# (pg_regress writes both into its output directory), then the logs of the TAP
+# scripts that failed; every log if none of those exist.
 shown=
 show() {	# show FILE [LINES]: print FILE, or its last LINES lines
 	[ -f "$1" ] || return 0
@@ -54,14 +54,17 @@ show() {	# show FILE [LINES]: print FILE, or its last LINES lines
 	if [ -n "${2:-}" ]; then tail -n "$2" "$1"; else cat "$1"; fi
 	shown=1
 }
-while IFS= read -r f; do show "$f"; done < <(find . -name regression.diffs | sort)
-for f in tmp_check*/log/initdb.log tmp_check*/log/postmaster.log; do show "$f" 100; done
+while IFS= read -r diffs; do
+	dir=$(dirname "$diffs")
+	show "$diffs"
+	show "$dir/log/postmaster.log" 100
+done < <(find . -name regression.diffs -printf '%P\n' | sort)
 for t in $failed_tap; do
 	show "tmp_check/log/regress_log_$t" 100
 	for f in "tmp_check/log/${t}"_*.log; do show "$f" 100; done
 done
 if [ -z "$shown" ]; then
-	for f in tmp_check*/log/*; do show "$f" 100; done
+	for f in log/* output_*/log/* tmp_check/log/*; do show "$f" 100; done
 fi
 
 keep=1
