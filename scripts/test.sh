@@ -55,9 +55,8 @@ show() {	# show FILE [LINES]: print FILE, or its last LINES lines
 	shown=1
 }
 while IFS= read -r diffs; do
-	dir=$(dirname "$diffs")
 	show "$diffs"
-	show "$dir/log/postmaster.log" 100
+	show "${diffs%regression.diffs}log/postmaster.log" 100
 done < <(find . -name regression.diffs -printf '%P\n' | sort)
 for t in $failed_tap; do
 	show "tmp_check/log/regress_log_$t" 100
