@@ -41,7 +41,8 @@ install_packages() {
 	is_root || command -v sudo >/dev/null ||
 		die "sudo is not installed; as root, run: apt-get update && apt-get install -y ${missing[*]}"
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
-	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+	as_root env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -q -o Dpkg::Use-Pty=0 "${missing[@]}"
 }
 
 # build_and_install: build the extension in $REPO (with $PG_CFLAGS, if set)
