@@ -16,8 +16,10 @@ PG_CFLAGS="-Wall -Wextra -Werror -Wno-unused-parameter" build_and_install
 COPY=$(owned_tmpdir test)
 keep=
 trap '[ -n "$keep" ] || rm -rf "$COPY"' EXIT
-rsync -a --exclude .git --exclude 'tmp_check*' --exclude 'output_*' --exclude results \
-	--exclude 'regression.*' "$REPO/" "$COPY/"
+trap 'exit 130' INT
+trap 'exit 143' TERM
+rsync -a --exclude .git --exclude '/tmp_check*' --exclude '/output_*' --exclude /results \
+	--exclude /log --exclude '/regression.*' "$REPO/" "$COPY/"	# leftovers of earlier runs
 if is_root; then
 	chown -R postgres:postgres "$COPY"
 fi
