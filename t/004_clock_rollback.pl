@@ -239,22 +239,29 @@ is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM issued
 check_strictly_increasing($node, 'issued', undef, 'ord',
 	'across every clock step, in issuing order');
 
+check_no_crash($node, 'after the clock steps');
+$node->stop;
+
 #
 # c) max_drift = 0 (never ahead of the clock, as Twitter's generator) with
 # two IDs per millisecond: two sessions at full speed overflow the sequence
 # all the time, and must wait for the next millisecond instead of borrowing
-# it or failing.
+# it or failing.  This needs no clock steps, and a node of its own: nothing
+# issued under another layout may constrain it.
 #
-set_snowflake_conf($node,
+my $strict_node = snowflake_node(
+	'strict',
+	'snowflake.worker_id' => 4,
 	'snowflake.max_drift' => 0,
 	'snowflake.max_wait' => 1000,
 	'snowflake.sequence_bits' => 1);
-with_faked_server_clock(sub { $node->restart });
-is($node->safe_psql('postgres', 'SHOW snowflake.sequence_bits'),
-	'1', 'strict: one sequence bit');
+$strict_node->start;
+is($strict_node->safe_psql('postgres', 'SHOW snowflake.max_drift'),
+	'0', 'strict: max_drift is 0');
 
-$node->safe_psql(
+$strict_node->safe_psql(
 	'postgres', q{
+	CREATE EXTENSION snowflake;
 	CREATE TABLE strict_ids (
 		session int NOT NULL,
 		n int NOT NULL,
@@ -272,9 +279,9 @@ for my $s (1 .. 2)
 	my %run = (out => '', err => '');
 	$run{handle} = IPC::Run::start(
 		[
-			$node->installed_command('psql'), '-X',
+			$strict_node->installed_command('psql'), '-X',
 			'-v', 'ON_ERROR_STOP=1',
-			'-h', $node->host, '-p', $node->port, '-d', 'postgres',
+			'-h', $strict_node->host, '-p', $strict_node->port, '-d', 'postgres',
 			'-c', qq{
 			INSERT INTO strict_ids (session, n, before, id, after)
 			SELECT $s, n, before, id, clock_timestamp()
@@ -295,19 +302,19 @@ for my $s (1 .. 2)
 	is($run->{err}, '', "strict: session $s reports no errors");
 }
 
-is( $node->safe_psql(
+is( $strict_node->safe_psql(
 		'postgres', 'SELECT count(*), count(DISTINCT id) FROM strict_ids'),
 	2 * $strict_count . '|' . 2 * $strict_count,
 	'strict: every ID is recorded, and distinct');
-check_strictly_increasing($node, 'strict_ids', 'session', 'n',
+check_strictly_increasing($strict_node, 'strict_ids', 'session', 'n',
 	'strict, within each session');
 
 my $strict = 'strict_ids s, snowflake_parse(s.id) p';
-is( $node->safe_psql(
+is( $strict_node->safe_psql(
 		'postgres', "SELECT count(*) FROM $strict WHERE p.created_at > after"),
 	'0',
 	'strict: no ID is ahead of a clock reading taken after the call');
-is( $node->safe_psql(
+is( $strict_node->safe_psql(
 		'postgres',
 		"SELECT count(*) FROM $strict WHERE p.created_at < date_trunc('milliseconds', before)"
 	),
@@ -317,14 +324,14 @@ is( $node->safe_psql(
 # Overflow was routine: many milliseconds hold both of their IDs.  No ID ran
 # ahead and no call failed, so the callers that found a millisecond used up
 # waited for the next one.
-my $full_ms = $node->safe_psql(
+my $full_ms = $strict_node->safe_psql(
 	'postgres', qq{
 	SELECT count(*) FROM (SELECT p.created_at FROM $strict
 						  GROUP BY 1 HAVING count(*) = 2) full_ms});
 cmp_ok($full_ms, '>', 200,
 	"strict: the sequence overflowed in many milliseconds ($full_ms)");
 
-check_no_crash($node, 'after the clock steps');
+check_no_crash($strict_node, 'strict');
 
-$node->stop;
+$strict_node->stop;
 done_testing();
