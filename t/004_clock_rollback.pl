@@ -1,0 +1,337 @@
+
+# Copyright (c) 2026, snowflake contributors
+
+# The system clock stepping back, simulated with libfaketime on the server
+# only (psql keeps the real clock).  IDs must keep strictly increasing: they
+# continue from the last issued timestamp while that stays within
+# snowflake.max_drift of the clock, calls wait for the clock when
+# snowflake.max_wait covers the rest, and otherwise fail at once.  The step
+# is logged once.
+
+use strict;
+use warnings FATAL => 'all';
+
+use lib 't';
+use File::Spec;
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use Test::More;
+use Time::HiRes qw(time);
+
+my $faketime_lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+plan skip_all => "libfaketime not found at $faketime_lib"
+  unless -e $faketime_lib;
+
+# libfaketime reads the offset from this file on every clock call
+# (FAKETIME_NO_CACHE).  It is replaced with rename() so that a reader never
+# sees it half-written.  The path must be absolute: the server runs in its
+# data directory.
+my $offset_file =
+  File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir) . '/faketime_offset';
+
+sub set_clock_offset
+{
+	my ($offset) = @_;
+
+	open my $fh, '>', "$offset_file.new" or die "could not write: $!";
+	print $fh "$offset\n";
+	close $fh or die "could not close: $!";
+	rename "$offset_file.new", $offset_file or die "could not rename: $!";
+	return;
+}
+
+# Start (or restart) the node with libfaketime preloaded into the server.
+# The environment is changed only for the duration of the call, so psql and
+# pgbench run later by the test see the real clock.
+sub with_faked_server_clock
+{
+	my ($action) = @_;
+
+	local $ENV{LD_PRELOAD} = $faketime_lib;
+	local $ENV{FAKETIME_TIMESTAMP_FILE} = $offset_file;
+	local $ENV{FAKETIME_NO_CACHE} = 1;
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = 1;
+	$action->();
+	return;
+}
+
+# How far (in seconds) the server's clock is ahead of the test's.
+sub server_clock_offset
+{
+	my ($node) = @_;
+	my $server = $node->safe_psql('postgres',
+		'SELECT extract(epoch FROM clock_timestamp())');
+	return $server - time();
+}
+
+# Lines "system clock moved back by N ms" in the log after $offset; returns
+# the list of N.
+sub logged_steps
+{
+	my ($node, $offset) = @_;
+	my $log = slurp_file($node->logfile, $offset);
+	return $log =~ /snowflake: system clock moved back by (\d+) ms/g;
+}
+
+# Wait until new sessions see the given values after a reload.
+sub wait_for_settings
+{
+	my ($node, $drift, $wait) = @_;
+
+	$node->poll_query_until(
+		'postgres', q{
+		SELECT current_setting('snowflake.max_drift') || ' '
+			   || current_setting('snowflake.max_wait')},
+		"$drift $wait")
+	  or die "timed out waiting for max_drift $drift and max_wait $wait";
+	return;
+}
+
+set_clock_offset('+0');
+
+my $node = snowflake_node('rollback', 'snowflake.worker_id' => 4);
+with_faked_server_clock(sub { $node->start });
+ok(!exists $ENV{LD_PRELOAD}, 'the test itself does not run under faketime');
+
+# The server follows the offset file; the test's clock does not.
+cmp_ok(abs(server_clock_offset($node)), '<', 10,
+	'offset +0: server clock agrees with the real clock');
+set_clock_offset('-3600');
+my $behind = -server_clock_offset($node);
+ok($behind > 3590 && $behind < 3610,
+	"offset -3600: server clock is an hour behind (by $behind s)");
+set_clock_offset('+0');
+cmp_ok(abs(server_clock_offset($node)), '<', 10,
+	'offset +0 again: server clock agrees with the real clock');
+
+# Every ID the test obtains goes into "issued" in the order it was issued:
+# only one session generates at a time, so "ord" follows issuing order.
+$node->safe_psql(
+	'postgres', q{
+	CREATE EXTENSION snowflake;
+	CREATE TABLE issued (ord bigserial PRIMARY KEY, id bigint NOT NULL);
+});
+my $issued_count = 0;
+
+# Issue $n IDs in one statement of a new session; returns psql's stderr.
+sub issue_batch
+{
+	my ($n) = @_;
+	my ($ret, $stdout, $stderr) = $node->psql('postgres',
+		"INSERT INTO issued (id) SELECT snowflake_nextval() FROM generate_series(1, $n)"
+	);
+	$issued_count += $n if $ret == 0;
+	return $stderr;
+}
+
+# Issue one ID in a new session; returns (psql's exit code, stderr, seconds).
+sub issue_one
+{
+	my $start = time();
+	my ($ret, $stdout, $stderr) = $node->psql('postgres',
+		'INSERT INTO issued (id) VALUES (snowflake_nextval()) RETURNING id');
+	$issued_count++ if $ret == 0;
+	return ($ret, $stderr, time() - $start);
+}
+
+#
+# a) The clock steps back 5 s, well within the default max_drift (60 s):
+# IDs go on increasing from where they were, with no error, and the step is
+# logged once however many calls follow it.
+#
+is(issue_batch(2000), '', 'before the step: 2000 IDs');
+
+my $log_offset = -s $node->logfile;
+set_clock_offset('-5');
+is(issue_batch(2000), '', 'clock 5 s back: 2000 IDs in one statement');
+
+# The IDs being issued now are ahead of the server's (stepped back) clock:
+# proof that the step really happened under the generator.
+my $ahead = $node->safe_psql(
+	'postgres', q{
+	WITH i AS (INSERT INTO issued (id) VALUES (snowflake_nextval()) RETURNING id)
+	SELECT extract(epoch FROM p.created_at - clock_timestamp())
+	FROM i, snowflake_parse(i.id) p});
+$issued_count++;
+cmp_ok($ahead, '>', 3, "clock 5 s back: IDs run ahead of the clock (by $ahead s)");
+
+for my $i (1 .. 3)
+{
+	is(issue_batch(1000), '', "clock 5 s back: batch $i of 1000 more IDs");
+}
+for my $i (1 .. 5)
+{
+	my ($ret, $stderr) = issue_one();
+	is($ret, 0, "clock 5 s back: single call $i succeeds");
+}
+
+my @steps = logged_steps($node, $log_offset);
+is(scalar(@steps), 1, 'the step back is logged once for all those calls');
+ok( @steps == 1 && $steps[0] > 4000 && $steps[0] <= 5000,
+	'the logged step is close to 5000 ms (' . join(', ', @steps) . ')');
+
+#
+# b) With max_drift 2000 and max_wait 500, a step back of far more than that
+# fails, at once.  When the clock returns, generation resumes.
+#
+set_snowflake_conf($node,
+	'snowflake.max_drift' => 2000,
+	'snowflake.max_wait' => 500);
+$node->reload;
+wait_for_settings($node, '2s', '500ms');
+
+$log_offset = -s $node->logfile;
+set_clock_offset('-30');
+for my $i (1 .. 2)
+{
+	my ($ret, $stderr, $seconds) = issue_one();
+	isnt($ret, 0, "clock 30 s back: call $i fails");
+	like(
+		$stderr,
+		qr/ERROR:  system clock is too far behind the last snowflake ID/,
+		"clock 30 s back: call $i: error message");
+	cmp_ok($seconds, '<', 5,
+		"clock 30 s back: call $i fails at once instead of waiting for the clock");
+}
+
+# The last clock reading was already 5 s back, so this step is about 25 s.
+@steps = logged_steps($node, $log_offset);
+is(scalar(@steps), 1, 'the second step back is logged once');
+ok( @steps == 1 && $steps[0] > 20000 && $steps[0] <= 25000,
+	'the second logged step is close to 25000 ms (' . join(', ', @steps) . ')');
+
+set_clock_offset('+0');
+is(issue_batch(1000), '', 'clock back to real time: generation resumes');
+
+# A step back that max_wait covers makes the call wait instead.  One session
+# issues an ID, the clock steps back 3 s, and the next call is about 1 s past
+# max_drift: it must wait for the clock, then succeed.
+set_snowflake_conf($node,
+	'snowflake.max_drift' => 2000,
+	'snowflake.max_wait' => 1500);
+$node->reload;
+wait_for_settings($node, '2s', '1500ms');
+
+my $session = $node->background_psql('postgres', on_error_stop => 0);
+$session->query_safe(
+	'INSERT INTO issued (id) VALUES (snowflake_nextval())');
+$issued_count++;
+set_clock_offset('-3');
+my $start = time();
+my ($out, $failed) =
+  $session->query('INSERT INTO issued (id) VALUES (snowflake_nextval())');
+my $waited = time() - $start;
+is($failed, 0, 'clock 3 s back, within max_drift + max_wait: the call succeeds');
+$issued_count++ unless $failed;
+cmp_ok($waited, '>', 0.3,
+	"clock 3 s back: the call waited for the clock ($waited s)");
+$session->quit;
+
+set_clock_offset('+0');
+is(issue_batch(1000), '', 'clock back to real time again: generation goes on');
+
+# Across all of the above, no ID was repeated and none was smaller than one
+# issued before it.
+is($node->safe_psql('postgres', 'SELECT count(*), count(DISTINCT id) FROM issued'),
+	"$issued_count|$issued_count", 'every ID issued is recorded, and distinct');
+check_strictly_increasing($node, 'issued', undef, 'ord',
+	'across every clock step, in issuing order');
+
+check_no_crash($node, 'after the clock steps');
+$node->stop;
+
+#
+# c) max_drift = 0 (never ahead of the clock, as Twitter's generator) with
+# two IDs per millisecond: two sessions at full speed overflow the sequence
+# all the time, and must wait for the next millisecond instead of borrowing
+# it or failing.  This needs no clock steps, and a node of its own: nothing
+# issued under another layout may constrain it.
+#
+my $strict_node = snowflake_node(
+	'strict',
+	'snowflake.worker_id' => 4,
+	'snowflake.max_drift' => 0,
+	'snowflake.max_wait' => 1000,
+	'snowflake.sequence_bits' => 1);
+$strict_node->start;
+is($strict_node->safe_psql('postgres', 'SHOW snowflake.max_drift'),
+	'0', 'strict: max_drift is 0');
+
+$strict_node->safe_psql(
+	'postgres', q{
+	CREATE EXTENSION snowflake;
+	CREATE TABLE strict_ids (
+		session int NOT NULL,
+		n int NOT NULL,
+		before timestamptz NOT NULL,
+		id bigint PRIMARY KEY,
+		after timestamptz NOT NULL
+	)});
+
+# As in 003_overflow_and_layout.pl: the OFFSET 0 subqueries make "before",
+# snowflake_nextval() and "after" run in that order for each row.
+my $strict_count = 2000;
+my @sessions;
+for my $s (1 .. 2)
+{
+	my %run = (out => '', err => '');
+	$run{handle} = IPC::Run::start(
+		[
+			$strict_node->installed_command('psql'), '-X',
+			'-v', 'ON_ERROR_STOP=1',
+			'-h', $strict_node->host, '-p', $strict_node->port, '-d', 'postgres',
+			'-c', qq{
+			INSERT INTO strict_ids (session, n, before, id, after)
+			SELECT $s, n, before, id, clock_timestamp()
+			FROM (SELECT n, before, snowflake_nextval() AS id
+				  FROM (SELECT n, clock_timestamp() AS before
+						FROM generate_series(1, $strict_count) AS n
+						OFFSET 0) a
+				  OFFSET 0) b}
+		],
+		'>', \$run{out}, '2>', \$run{err});
+	push @sessions, \%run;
+}
+for my $s (1 .. 2)
+{
+	my $run = $sessions[ $s - 1 ];
+	$run->{handle}->finish;
+	is($? >> 8, 0, "strict: session $s exits with status 0");
+	is($run->{err}, '', "strict: session $s reports no errors");
+}
+
+is( $strict_node->safe_psql(
+		'postgres', 'SELECT count(*), count(DISTINCT id) FROM strict_ids'),
+	2 * $strict_count . '|' . 2 * $strict_count,
+	'strict: every ID is recorded, and distinct');
+check_strictly_increasing($strict_node, 'strict_ids', 'session', 'n',
+	'strict, within each session');
+
+my $strict = 'strict_ids s, snowflake_parse(s.id) p';
+is( $strict_node->safe_psql(
+		'postgres', "SELECT count(*) FROM $strict WHERE p.created_at > after"),
+	'0',
+	'strict: no ID is ahead of a clock reading taken after the call');
+is( $strict_node->safe_psql(
+		'postgres',
+		"SELECT count(*) FROM $strict WHERE p.created_at < date_trunc('milliseconds', before)"
+	),
+	'0',
+	'strict: no ID is older than a clock reading taken before the call');
+
+# Overflow was routine: many milliseconds hold both of their IDs.  No ID ran
+# ahead and no call failed, so the callers that found a millisecond used up
+# waited for the next one.
+my $full_ms = $strict_node->safe_psql(
+	'postgres', qq{
+	SELECT count(*) FROM (SELECT p.created_at FROM $strict
+						  GROUP BY 1 HAVING count(*) = 2) full_ms});
+cmp_ok($full_ms, '>', 200,
+	"strict: the sequence overflowed in many milliseconds ($full_ms)");
+
+check_no_crash($strict_node, 'strict');
+
+$strict_node->stop;
+done_testing();
