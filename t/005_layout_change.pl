@@ -1,0 +1,52 @@
+
+# Copyright (c) 2026, snowflake contributors
+
+# Changing the layout or epoch of a server that already issued IDs: new IDs
+# must still lie above every old one.  More worker + sequence bits make the
+# old IDs decode to earlier timestamps, so generation goes on at once; fewer
+# put them far in the future, so generation refuses, with a hint that names
+# the settings rather than the clock.
+
+use strict;
+use warnings FATAL => 'all';
+
+use lib 't';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use Test::More;
+
+my $node = snowflake_node('layout_change', 'snowflake.worker_id' => 4);
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
+$node->safe_psql('postgres',
+	'CREATE TABLE ids AS SELECT snowflake_nextval() AS id FROM generate_series(1, 1000)');
+
+# Fewer worker + sequence bits: the old IDs decode to timestamps thousands
+# of years ahead.
+set_snowflake_conf($node, 'snowflake.sequence_bits' => 1);
+$node->restart;
+my ($ret, $out, $err) =
+  $node->psql('postgres', 'SELECT snowflake_nextval()');
+isnt($ret, 0, 'a narrower layout refuses to generate');
+like($err, qr/system clock is too far behind the last snowflake ID/,
+	'with the too-far-behind error');
+like($err, qr/HINT:.*was changed after IDs were issued/,
+	'whose hint names the changed settings, not the clock');
+
+# Back to the old layout: generation resumes above the old IDs.
+set_snowflake_conf($node);
+$node->restart;
+is( $node->safe_psql('postgres',
+		'SELECT snowflake_nextval() > (SELECT max(id) FROM ids)'),
+	't', 'the previous layout resumes above the old IDs');
+
+# More worker bits: works at once, still above.
+set_snowflake_conf($node, 'snowflake.worker_bits' => 12);
+$node->restart;
+is( $node->safe_psql('postgres',
+		'SELECT snowflake_nextval() > (SELECT max(id) FROM ids)'),
+	't', 'more worker + sequence bits issue IDs above the old ones at once');
+
+$node->stop;
+done_testing();
