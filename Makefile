@@ -2,13 +2,15 @@
 
 EXTENSION = snowflake
 MODULE_big = snowflake
-OBJS = src/snowflake.o src/layout.o src/generator.o src/mark.o src/functions.o
+OBJS = src/snowflake.o src/layout.o src/generator.o src/mark.o src/functions.o \
+	src/timefuncs.o
 DATA = $(wildcard snowflake--*.sql)
 PGFILEDESC = "snowflake - Twitter-style 64-bit IDs"
 
 # pg_regress and isolation tests run in throwaway instances that preload the
 # library (see sql/*.conf); `make installcheck` needs no running server.
-REGRESS = upgrade settings functions parse markings stats batch
+REGRESS = upgrade settings functions parse markings stats batch \
+	time_functions time_encode time_range time_partition time_properties
 REGRESS_OPTS = --temp-config=$(srcdir)/sql/preloaded.conf --temp-instance=tmp_check
 ISOLATION = concurrent
 ISOLATION_OPTS = --temp-config=$(srcdir)/sql/preloaded.conf --temp-instance=tmp_check_isolation

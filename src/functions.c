@@ -110,25 +110,10 @@ snowflake_currval(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(session_last_id);
 }
 
-/* An ID argument, or an error if it is negative. */
-static int64
-id_argument(FunctionCallInfo fcinfo, int argno)
-{
-	int64		id = PG_GETARG_INT64(argno);
-
-	if (id < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("snowflake ID must not be negative"),
-				 errdetail("Got " INT64_FORMAT "; snowflake IDs keep bit 63 clear, so they are never negative.", id),
-				 errhint("Pass an ID made by snowflake_nextval() under this server's layout.")));
-	return id;
-}
-
 Datum
 snowflake_parse(PG_FUNCTION_ARGS)
 {
-	int64		id = id_argument(fcinfo, 0);
+	int64		id = snowflake_check_id(PG_GETARG_INT64(0));
 	const SnowflakeLayout *layout = snowflake_layout();
 	TupleDesc	tupdesc;
 	Datum		values[3];
@@ -184,7 +169,7 @@ snowflake_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int32GetDatum(layout->timestamp_bits);
 	values[i++] = Int32GetDatum(layout->worker_bits);
 	values[i++] = Int32GetDatum(layout->sequence_bits);
-	values[i++] = TimestampTzGetDatum(snowflake_timestamp_to_timestamptz(layout, layout->max_timestamp));
+	values[i++] = TimestampTzGetDatum(snowflake_lifetime_end(layout));
 	values[i++] = Int64GetDatum(stats.ids_issued);
 	SET_ID_COLUMN(i, last_id);
 	i++;

@@ -290,8 +290,8 @@ refuse(SnowflakeStep step, const SnowflakeLayout *layout, int64 drift)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("system clock is before snowflake.epoch"),
 					 errdetail("snowflake.epoch is %s, and the clock reads %s.",
-							   timestamptz_to_str(layout->epoch),
-							   timestamptz_to_str(GetCurrentTimestamp())),
+							   pstrdup(timestamptz_to_str(layout->epoch)),
+							   pstrdup(timestamptz_to_str(GetCurrentTimestamp()))),
 					 errhint("Fix the system clock, or set snowflake.epoch to an instant in the past in postgresql.conf and restart the server.")));
 			break;
 		case STEP_LIFETIME_ENDED:
@@ -300,8 +300,8 @@ refuse(SnowflakeStep step, const SnowflakeLayout *layout, int64 drift)
 					 errmsg("snowflake layout has run out of timestamps"),
 					 errdetail("With %d timestamp bits and snowflake.epoch %s, the last millisecond an ID can carry is %s.",
 							   layout->timestamp_bits,
-							   timestamptz_to_str(layout->epoch),
-							   timestamptz_to_str(snowflake_timestamp_to_timestamptz(layout, layout->max_timestamp))),
+							   pstrdup(timestamptz_to_str(layout->epoch)),
+							   pstrdup(timestamptz_to_str(snowflake_lifetime_end(layout)))),
 					 errhint("A new epoch or layout changes the meaning of every ID: plan it as a migration.")));
 			break;
 		case STEP_MARK_UNREADABLE:

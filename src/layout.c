@@ -16,6 +16,10 @@
  *							last about 1.09 years, 41 bits (the default)
  *							about 69.7 years
  *
+ * Also here: the mapping from instants to timestamp fields that the time
+ * helpers share, and Crockford base32, the fixed-width text form of an ID
+ * (which does not depend on the layout at all).
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -176,6 +180,31 @@ snowflake_decompose(const SnowflakeLayout *layout, int64 id,
 }
 
 /*
+ * Microseconds to milliseconds, rounded down (towards minus infinity).
+ */
+static int64
+floor_ms(TimestampTz us)
+{
+	return us / 1000 - (us % 1000 < 0 ? 1 : 0);
+}
+
+/*
+ * An ID from the user, or an error if it is negative: snowflake never
+ * issues one, and decoding one would give nonsense.
+ */
+int64
+snowflake_check_id(int64 id)
+{
+	if (id < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("snowflake ID must not be negative"),
+				 errdetail("Got " INT64_FORMAT "; snowflake IDs keep bit 63 clear, so they are never negative.", id),
+				 errhint("Pass an ID made by snowflake_nextval() under this server's layout.")));
+	return id;
+}
+
+/*
  * The instant a timestamp field stands for.  Wide layouts can hold
  * timestamps beyond PostgreSQL's range; those raise an error.
  */
@@ -185,7 +214,8 @@ snowflake_timestamp_to_timestamptz(const SnowflakeLayout *layout,
 {
 	Assert(timestamp >= 0);
 
-	if (timestamp > (END_TIMESTAMP - 1 - layout->epoch) / 1000)
+	/* in milliseconds: END_TIMESTAMP - epoch overflows for early epochs */
+	if (timestamp > floor_ms(END_TIMESTAMP - 1) - layout->epoch / 1000)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("snowflake timestamp " INT64_FORMAT " is out of range for timestamp with time zone",
@@ -193,4 +223,159 @@ snowflake_timestamp_to_timestamptz(const SnowflakeLayout *layout,
 				 errdetail("It lies beyond the last instant PostgreSQL can represent.")));
 
 	return layout->epoch + timestamp * 1000;
+}
+
+/*
+ * The timestamp field for a finite instant: milliseconds since the epoch,
+ * rounded down, the way the generator reads the clock.  No range check:
+ * the result is negative before the epoch and may pass max_timestamp.
+ * *exact tells whether the instant falls on a millisecond boundary.
+ *
+ * The epoch is a whole number of milliseconds, so rounding the instant
+ * alone gives the same result as rounding the difference, and no
+ * subtraction of two large timestamps can overflow.
+ */
+int64
+snowflake_ms_since_epoch(const SnowflakeLayout *layout, TimestampTz ts,
+						 bool *exact)
+{
+	Assert(!TIMESTAMP_NOT_FINITE(ts));
+	Assert(layout->epoch % 1000 == 0);
+
+	*exact = (ts % 1000 == 0);
+	return floor_ms(ts) - layout->epoch / 1000;
+}
+
+/*
+ * The last millisecond of the layout's lifetime that PostgreSQL can
+ * represent: the one max_timestamp stands for, or, for layouts that outlive
+ * timestamp with time zone, the last whole millisecond of its range.
+ */
+TimestampTz
+snowflake_lifetime_end(const SnowflakeLayout *layout)
+{
+	int64		last = floor_ms(END_TIMESTAMP - 1) - layout->epoch / 1000;
+
+	if (last > layout->max_timestamp)
+		last = layout->max_timestamp;
+	return layout->epoch + last * 1000;
+}
+
+/*
+ * The timestamp field for an instant, or an error if the instant lies
+ * outside the layout's lifetime (infinity always does).  Instants inside a
+ * millisecond are rounded down to it.
+ */
+int64
+snowflake_timestamptz_to_timestamp(const SnowflakeLayout *layout,
+								   TimestampTz ts)
+{
+	int64		ms = -1;
+	bool		exact;
+
+	if (!TIMESTAMP_NOT_FINITE(ts))
+		ms = snowflake_ms_since_epoch(layout, ts, &exact);
+
+	if (ms < 0 || ms > layout->max_timestamp)
+	{
+		/* timestamptz_to_str() returns a static buffer: copy each result */
+		char	   *given = pstrdup(timestamptz_to_str(ts));
+		char	   *first = pstrdup(timestamptz_to_str(layout->epoch));
+		char	   *last = pstrdup(timestamptz_to_str(snowflake_lifetime_end(layout)));
+
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("timestamp %s is outside the lifetime of snowflake IDs",
+						given),
+				 errdetail("With %d timestamp bits and snowflake.epoch %s, IDs carry times from the epoch through the millisecond starting at %s.",
+						   layout->timestamp_bits, first, last)));
+	}
+	return ms;
+}
+
+/*
+ * Crockford's base32: the digits, then the letters without I, L, O and U.
+ * The alphabet is in ASCII order, so fixed-width encodings sort like the
+ * numbers they encode (in the C collation).
+ */
+static const char crockford_digits[32] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/*
+ * Each accepted character's value plus one; 0 marks a character that is not
+ * a digit.  Lowercase is accepted, and so are Crockford's aliases: O for 0,
+ * I and L for 1.
+ */
+static const uint8 crockford_values[128] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
+	['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
+	['F'] = 16, ['G'] = 17, ['H'] = 18, ['J'] = 19, ['K'] = 20,
+	['M'] = 21, ['N'] = 22, ['P'] = 23, ['Q'] = 24, ['R'] = 25,
+	['S'] = 26, ['T'] = 27, ['V'] = 28, ['W'] = 29, ['X'] = 30,
+	['Y'] = 31, ['Z'] = 32,
+	['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15,
+	['f'] = 16, ['g'] = 17, ['h'] = 18, ['j'] = 19, ['k'] = 20,
+	['m'] = 21, ['n'] = 22, ['p'] = 23, ['q'] = 24, ['r'] = 25,
+	['s'] = 26, ['t'] = 27, ['v'] = 28, ['w'] = 29, ['x'] = 30,
+	['y'] = 31, ['z'] = 32,
+	['O'] = 1, ['o'] = 1,
+	['I'] = 2, ['i'] = 2, ['L'] = 2, ['l'] = 2,
+};
+
+/*
+ * Write a non-negative ID as SNOWFLAKE_BASE32_LENGTH uppercase digits and a
+ * terminating NUL into buf.  Thirteen digits hold 65 bits, so the first digit
+ * of a 63-bit value is 0 to 7.
+ */
+void
+snowflake_base32_encode(int64 id, char *buf)
+{
+	uint64		value = (uint64) id;
+	int			i;
+
+	Assert(id >= 0);
+
+	for (i = SNOWFLAKE_BASE32_LENGTH - 1; i >= 0; i--)
+	{
+		buf[i] = crockford_digits[value & 31];
+		value >>= 5;
+	}
+	buf[SNOWFLAKE_BASE32_LENGTH] = '\0';
+}
+
+/*
+ * Read len bytes of base32 into *result.  Checks, in this order, that every
+ * byte is a digit (else sets *bad_offset to the first one that is not), that
+ * there are exactly SNOWFLAKE_BASE32_LENGTH of them, and that the value fits
+ * in 63 bits.  Never throws.
+ */
+SnowflakeBase32Status
+snowflake_base32_decode(const char *str, int len, int64 *result,
+						int *bad_offset)
+{
+	uint64		value = 0;
+	int			i;
+
+	for (i = 0; i < len; i++)
+	{
+		unsigned char c = (unsigned char) str[i];
+
+		if (c >= lengthof(crockford_values) || crockford_values[c] == 0)
+		{
+			*bad_offset = i;
+			return SNOWFLAKE_BASE32_BAD_DIGIT;
+		}
+	}
+	if (len != SNOWFLAKE_BASE32_LENGTH)
+		return SNOWFLAKE_BASE32_BAD_LENGTH;
+
+	/* 13 digits are 65 bits: the first must leave the top two bits clear */
+	if (crockford_values[(unsigned char) str[0]] - 1 > 7)
+		return SNOWFLAKE_BASE32_OUT_OF_RANGE;
+
+	for (i = 0; i < len; i++)
+		value = (value << 5) | (uint64) (crockford_values[(unsigned char) str[i]] - 1);
+
+	*result = (int64) value;
+	return SNOWFLAKE_BASE32_OK;
 }

@@ -17,6 +17,8 @@
  *	generator.c		the shared generator state and the locked step
  *	mark.c			the persisted high-water mark: WAL and a file
  *	functions.c		the SQL-callable functions
+ *	timefuncs.c		the SQL-callable time helpers, the text form and the
+ *					time-range operator with its planner support
  *
  *-------------------------------------------------------------------------
  */
@@ -68,6 +70,7 @@ extern bool snowflake_parse_epoch(const char *str, TimestampTz *result,
 extern void snowflake_require_preload(void);
 extern const SnowflakeLayout *snowflake_layout(void);
 extern int64 snowflake_clock_ms(const SnowflakeLayout *layout);
+extern int64 snowflake_check_id(int64 id);
 extern int64 snowflake_compose(const SnowflakeLayout *layout, int64 timestamp,
 							   int64 worker, int64 sequence);
 extern void snowflake_decompose(const SnowflakeLayout *layout, int64 id,
@@ -75,6 +78,27 @@ extern void snowflake_decompose(const SnowflakeLayout *layout, int64 id,
 								int64 *sequence);
 extern TimestampTz snowflake_timestamp_to_timestamptz(const SnowflakeLayout *layout,
 													  int64 timestamp);
+extern int64 snowflake_ms_since_epoch(const SnowflakeLayout *layout,
+									  TimestampTz ts, bool *exact);
+extern TimestampTz snowflake_lifetime_end(const SnowflakeLayout *layout);
+extern int64 snowflake_timestamptz_to_timestamp(const SnowflakeLayout *layout,
+												TimestampTz ts);
+
+/* The text form of an ID: fixed-width Crockford base32 (layout.c). */
+#define SNOWFLAKE_BASE32_LENGTH 13
+
+typedef enum SnowflakeBase32Status
+{
+	SNOWFLAKE_BASE32_OK,
+	SNOWFLAKE_BASE32_BAD_DIGIT, /* a character that is not a digit */
+	SNOWFLAKE_BASE32_BAD_LENGTH,	/* not SNOWFLAKE_BASE32_LENGTH digits */
+	SNOWFLAKE_BASE32_OUT_OF_RANGE	/* above 2^63 - 1 */
+} SnowflakeBase32Status;
+
+extern void snowflake_base32_encode(int64 id, char *buf);
+extern SnowflakeBase32Status snowflake_base32_decode(const char *str, int len,
+													 int64 *result,
+													 int *bad_offset);
 
 /* The mark file, relative to the data directory. */
 #define SNOWFLAKE_MARK_FILE "snowflake.mark"

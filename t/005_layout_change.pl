@@ -48,5 +48,26 @@ is( $node->safe_psql('postgres',
 		'SELECT snowflake_nextval() > (SELECT max(id) FROM ids)'),
 	't', 'more worker + sequence bits issue IDs above the old ones at once');
 
+# An earlier epoch (here the Unix epoch, which once overflowed decoding):
+# the old IDs decode to earlier instants, generation goes on above them, and
+# new IDs decode to now.
+# (The default layout: with 12 worker bits a 1970 epoch would have ended
+# in 1987, which generation refuses.)
+set_snowflake_conf($node, 'snowflake.epoch' => '1970-01-01 00:00:00+00');
+$node->restart;
+is( $node->safe_psql('postgres',
+		"SELECT snowflake_nextval() > (SELECT max(id) FROM ids),
+		        abs(extract(epoch FROM snowflake_to_timestamptz(snowflake_currval()) - now())) < 60,
+		        (snowflake_parse(snowflake_currval())).created_at = snowflake_to_timestamptz(snowflake_currval())"),
+	't|t|t', 'with a 1970 epoch, IDs are above the old ones and decode to now');
+
+# An epoch after the clock: the error shows both instants, not one twice.
+set_snowflake_conf($node, 'snowflake.epoch' => '2999-01-01 00:00:00+00');
+$node->restart;
+($ret, $out, $err) = $node->psql('postgres', 'SELECT snowflake_nextval()');
+like($err, qr/system clock is before snowflake\.epoch/, 'an epoch in the future refuses');
+like($err, qr/snowflake\.epoch is 2999-01-01 00:00:00\+00, and the clock reads (?!2999)\d{4}-/,
+	'the detail names the epoch and the clock, each once');
+
 $node->stop;
 done_testing();

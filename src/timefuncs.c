@@ -1,0 +1,500 @@
+/*-------------------------------------------------------------------------
+ *
+ * timefuncs.c
+ *	  The time inside IDs: conversions, composition, the time-range operator
+ *	  with its planner support, and the fixed-width text form.
+ *
+ * IDs sort by creation time, so a primary key on a snowflake ID is also an
+ * index on creation time.  The functions here turn instants into ID bounds
+ * (snowflake_min_id, snowflake_max_id), IDs into instants
+ * (snowflake_to_timestamptz) and parts into IDs (snowflake_compose).  They
+ * read the layout and epoch, which are fixed while the server runs, so they
+ * are STABLE; an instant outside the layout's lifetime, or a part that does
+ * not fit its field, is an error, never a wrapped value.
+ *
+ * The time-range operator
+ * -----------------------
+ * "id <@ range" is true when the instant the ID stands for lies in the
+ * tstzrange.  The IDs that satisfy it form one interval (see
+ * range_id_bounds), so the support function rewrites the operator during
+ * planning into two plain bigint comparisons, "id >= lo AND id <= hi".  The
+ * planner then uses any btree index on the ID, estimates selectivity from
+ * the column's statistics and prunes partitions that are ranges of IDs, all
+ * with the built-in integer operators.  For a constant range, lo and hi are
+ * computed at plan time (the layout cannot change while the server runs);
+ * otherwise they are calls to snowflake_range_min_id() and
+ * snowflake_range_max_id() on the range expression, which the executor
+ * evaluates once per scan, and which also prune partitions at executor
+ * startup.  The rewrite is exact, so no recheck is needed.  Should the
+ * operator itself reach index matching, SupportRequestIndexCondition
+ * derives the same two comparisons as index conditions.
+ *
+ * The text form
+ * -------------
+ * Crockford base32 in 13 uppercase characters: fixed width, and the
+ * alphabet is in ASCII order, so text order in the C collation is numeric
+ * order.  It does not depend on the layout, so snowflake_encode and
+ * snowflake_decode are IMMUTABLE.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/stratnum.h"
+#include "catalog/pg_opfamily.h"
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "mb/pg_wchar.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "nodes/pathnodes.h"
+#include "nodes/supportnodes.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_func.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rangetypes.h"
+#include "utils/timestamp.h"
+#include "utils/typcache.h"
+
+#include "snowflake.h"
+
+PG_FUNCTION_INFO_V1(snowflake_to_timestamptz);
+PG_FUNCTION_INFO_V1(snowflake_min_id);
+PG_FUNCTION_INFO_V1(snowflake_max_id);
+PG_FUNCTION_INFO_V1(snowflake_compose_sql);
+PG_FUNCTION_INFO_V1(snowflake_in_range);
+PG_FUNCTION_INFO_V1(snowflake_in_range_support);
+PG_FUNCTION_INFO_V1(snowflake_range_min_id);
+PG_FUNCTION_INFO_V1(snowflake_range_max_id);
+PG_FUNCTION_INFO_V1(snowflake_encode);
+PG_FUNCTION_INFO_V1(snowflake_decode);
+
+Datum
+snowflake_to_timestamptz(PG_FUNCTION_ARGS)
+{
+	int64		id = snowflake_check_id(PG_GETARG_INT64(0));
+	const SnowflakeLayout *layout = snowflake_layout();
+	int64		timestamp;
+	int64		worker;
+	int64		sequence;
+
+	snowflake_decompose(layout, id, &timestamp, &worker, &sequence);
+	PG_RETURN_TIMESTAMPTZ(snowflake_timestamp_to_timestamptz(layout, timestamp));
+}
+
+/* The smallest ID any worker could issue in the millisecond of ts. */
+Datum
+snowflake_min_id(PG_FUNCTION_ARGS)
+{
+	const SnowflakeLayout *layout = snowflake_layout();
+	int64		timestamp = snowflake_timestamptz_to_timestamp(layout,
+															   PG_GETARG_TIMESTAMPTZ(0));
+
+	PG_RETURN_INT64(snowflake_compose(layout, timestamp, 0, 0));
+}
+
+/* The largest ID any worker could issue in the millisecond of ts. */
+Datum
+snowflake_max_id(PG_FUNCTION_ARGS)
+{
+	const SnowflakeLayout *layout = snowflake_layout();
+	int64		timestamp = snowflake_timestamptz_to_timestamp(layout,
+															   PG_GETARG_TIMESTAMPTZ(0));
+
+	PG_RETURN_INT64(snowflake_compose(layout, timestamp,
+									  layout->max_worker,
+									  layout->max_sequence));
+}
+
+/*
+ * snowflake_compose(created_at, worker_id, sequence): the ID made of these
+ * parts.  (The C name differs from the SQL name because layout.c already
+ * has a snowflake_compose.)
+ */
+Datum
+snowflake_compose_sql(PG_FUNCTION_ARGS)
+{
+	const SnowflakeLayout *layout = snowflake_layout();
+	int64		timestamp = snowflake_timestamptz_to_timestamp(layout,
+															   PG_GETARG_TIMESTAMPTZ(0));
+	int32		worker = PG_GETARG_INT32(1);
+	int32		sequence = PG_GETARG_INT32(2);
+
+	if (worker < 0 || worker > layout->max_worker)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("worker id %d is out of range for the snowflake layout",
+						worker),
+				 errdetail("With snowflake.worker_bits = %d, worker ids go from 0 to " INT64_FORMAT ".",
+						   layout->worker_bits, layout->max_worker)));
+	if (sequence < 0 || sequence > layout->max_sequence)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("sequence %d is out of range for the snowflake layout",
+						sequence),
+				 errdetail("With snowflake.sequence_bits = %d, sequence numbers go from 0 to " INT64_FORMAT ".",
+						   layout->sequence_bits, layout->max_sequence)));
+
+	PG_RETURN_INT64(snowflake_compose(layout, timestamp, worker, sequence));
+}
+
+/*
+ * The IDs whose instant lies in a range, as the interval [*lo, *hi]; when
+ * none can, *lo = 0 and *hi = -1, so that "id >= lo AND id <= hi" is false.
+ *
+ * IDs are ordered by their timestamp field m, and every bigint from
+ * compose(m, 0, 0) to compose(m, max worker, max sequence) is an ID with
+ * field m, so it is enough to find the first and last field whose instant,
+ * epoch + m ms, lies in the range.  With d = (bound - epoch) in ms as a real
+ * number:
+ *
+ *	lower bound, inclusive:  first m = ceil(d)
+ *	lower bound, exclusive:  first m = floor(d) + 1
+ *	upper bound, inclusive:  last m = floor(d)
+ *	upper bound, exclusive:  last m = ceil(d) - 1
+ *
+ * A bound inside a millisecond thus excludes the ID of that millisecond on
+ * the lower side and includes it on the upper side, whichever way the
+ * bound is closed.  A missing bound, -infinity below or infinity above puts
+ * no limit on that side; infinity below or -infinity above admits nothing.
+ * Bounds beyond the lifetime are clamped to it rather than refused: the
+ * predicate is exactly "the ID's instant lies in the range".
+ */
+static void
+range_id_bounds(const SnowflakeLayout *layout, TypeCacheEntry *typcache,
+				const RangeType *range, int64 *lo, int64 *hi)
+{
+	RangeBound	lower;
+	RangeBound	upper;
+	bool		empty;
+	int64		first = 0;
+	int64		last = layout->max_timestamp;
+	bool		exact;
+
+	*lo = 0;
+	*hi = -1;
+
+	range_deserialize(typcache, range, &lower, &upper, &empty);
+	if (empty)
+		return;
+
+	if (!lower.infinite)
+	{
+		TimestampTz bound = DatumGetTimestampTz(lower.val);
+
+		if (TIMESTAMP_IS_NOEND(bound))
+			return;
+		if (!TIMESTAMP_IS_NOBEGIN(bound))
+		{
+			int64		ms = snowflake_ms_since_epoch(layout, bound, &exact);
+
+			first = (lower.inclusive && exact) ? ms : ms + 1;
+			if (first < 0)
+				first = 0;
+		}
+	}
+
+	if (!upper.infinite)
+	{
+		TimestampTz bound = DatumGetTimestampTz(upper.val);
+
+		if (TIMESTAMP_IS_NOBEGIN(bound))
+			return;
+		if (!TIMESTAMP_IS_NOEND(bound))
+		{
+			int64		ms = snowflake_ms_since_epoch(layout, bound, &exact);
+
+			last = (upper.inclusive || !exact) ? ms : ms - 1;
+			if (last > layout->max_timestamp)
+				last = layout->max_timestamp;
+		}
+	}
+
+	/* also catches first past the lifetime and last before it */
+	if (first > last)
+		return;
+
+	*lo = snowflake_compose(layout, first, 0, 0);
+	*hi = snowflake_compose(layout, last, layout->max_worker,
+							layout->max_sequence);
+}
+
+/* range_id_bounds() for a range argument of an SQL-callable function. */
+static void
+range_argument_bounds(FunctionCallInfo fcinfo, int argno, int64 *lo, int64 *hi)
+{
+	RangeType  *range = PG_GETARG_RANGE_P(argno);
+	TypeCacheEntry *typcache = range_get_typcache(fcinfo,
+												  RangeTypeGetOid(range));
+
+	range_id_bounds(snowflake_layout(), typcache, range, lo, hi);
+}
+
+/*
+ * id <@ range.  A negative bigint is not an ID and lies in no range, which
+ * is also what the rewritten comparisons say.
+ */
+Datum
+snowflake_in_range(PG_FUNCTION_ARGS)
+{
+	int64		id = PG_GETARG_INT64(0);
+	int64		lo;
+	int64		hi;
+
+	range_argument_bounds(fcinfo, 1, &lo, &hi);
+	PG_RETURN_BOOL(id >= lo && id <= hi);
+}
+
+/* The smallest ID whose instant lies in the range (0 if none can). */
+Datum
+snowflake_range_min_id(PG_FUNCTION_ARGS)
+{
+	int64		lo;
+	int64		hi;
+
+	range_argument_bounds(fcinfo, 0, &lo, &hi);
+	PG_RETURN_INT64(lo);
+}
+
+/* The largest ID whose instant lies in the range (-1 if none can). */
+Datum
+snowflake_range_max_id(PG_FUNCTION_ARGS)
+{
+	int64		lo;
+	int64		hi;
+
+	range_argument_bounds(fcinfo, 0, &lo, &hi);
+	PG_RETURN_INT64(hi);
+}
+
+static Const *
+make_int8_const(int64 value)
+{
+	return makeConst(INT8OID, -1, InvalidOid, sizeof(int64),
+					 Int64GetDatum(value), false, FLOAT8PASSBYVAL);
+}
+
+/* Another function of the extension, found next to the operator's. */
+static Oid
+sibling_function(Oid funcid, const char *name, Oid argtype)
+{
+	char	   *schema = get_namespace_name(get_func_namespace(funcid));
+
+	return LookupFuncName(list_make2(makeString(schema),
+									 makeString(pstrdup(name))),
+						  1, &argtype, false);
+}
+
+/*
+ * The expressions for the bounds of "id <@ rangearg": constants for a
+ * constant range, else calls to snowflake_range_min_id/max_id.  funcid is
+ * the operator's function, used to find its siblings.
+ */
+static void
+bound_expressions(Oid funcid, Node *rangearg, Expr **lo, Expr **hi)
+{
+	if (IsA(rangearg, Const))
+	{
+		Const	   *c = (Const *) rangearg;
+		RangeType  *range = DatumGetRangeTypeP(c->constvalue);
+		TypeCacheEntry *typcache = lookup_type_cache(RangeTypeGetOid(range),
+													 TYPECACHE_RANGE_INFO);
+		int64		lo_id;
+		int64		hi_id;
+
+		Assert(!c->constisnull);
+		range_id_bounds(snowflake_layout(), typcache, range, &lo_id, &hi_id);
+		*lo = (Expr *) make_int8_const(lo_id);
+		*hi = (Expr *) make_int8_const(hi_id);
+	}
+	else
+	{
+		*lo = (Expr *) makeFuncExpr(sibling_function(funcid, "snowflake_range_min_id", TSTZRANGEOID),
+									INT8OID, list_make1(copyObject(rangearg)),
+									InvalidOid, InvalidOid,
+									COERCE_EXPLICIT_CALL);
+		*hi = (Expr *) makeFuncExpr(sibling_function(funcid, "snowflake_range_max_id", TSTZRANGEOID),
+									INT8OID, list_make1(copyObject(rangearg)),
+									InvalidOid, InvalidOid,
+									COERCE_EXPLICIT_CALL);
+	}
+}
+
+/* "key op value" with the built-in bigint operator of a btree strategy. */
+static Expr *
+int8_comparison(Expr *key, int strategy, Expr *value)
+{
+	Oid			opno = get_opfamily_member(INTEGER_BTREE_FAM_OID,
+										   INT8OID, INT8OID, strategy);
+	OpExpr	   *op;
+
+	if (!OidIsValid(opno))
+		elog(ERROR, "missing operator for strategy %d of the bigint btree family",
+			 strategy);
+	op = (OpExpr *) make_opclause(opno, BOOLOID, false, key, value,
+								  InvalidOid, InvalidOid);
+	set_opfuncid(op);
+	return (Expr *) op;
+}
+
+/*
+ * SupportRequestSimplify: rewrite "id <@ range" as "id >= lo AND id <= hi",
+ * or to a boolean constant when both sides are constants.  Declined when
+ * either side is volatile or returns a set, since the rewrite evaluates
+ * each side twice.
+ */
+static Node *
+simplify_in_range(FuncExpr *fcall)
+{
+	Node	   *idarg;
+	Node	   *rangearg;
+	Expr	   *lo;
+	Expr	   *hi;
+
+	if (list_length(fcall->args) != 2)
+		return NULL;
+	idarg = linitial(fcall->args);
+	rangearg = lsecond(fcall->args);
+
+	if (contain_volatile_functions(idarg) ||
+		contain_volatile_functions(rangearg) ||
+		expression_returns_set(idarg) ||
+		expression_returns_set(rangearg))
+		return NULL;
+
+	/* NULL constants were folded already: the function is strict */
+	if ((IsA(idarg, Const) && ((Const *) idarg)->constisnull) ||
+		(IsA(rangearg, Const) && ((Const *) rangearg)->constisnull))
+		return NULL;
+
+	bound_expressions(fcall->funcid, rangearg, &lo, &hi);
+
+	if (IsA(idarg, Const) && IsA(rangearg, Const))
+	{
+		int64		id = DatumGetInt64(((Const *) idarg)->constvalue);
+		int64		lo_id = DatumGetInt64(((Const *) lo)->constvalue);
+		int64		hi_id = DatumGetInt64(((Const *) hi)->constvalue);
+
+		return makeBoolConst(id >= lo_id && id <= hi_id, false);
+	}
+
+	return (Node *) make_andclause(list_make2(int8_comparison((Expr *) copyObject(idarg),
+															  BTGreaterEqualStrategyNumber,
+															  lo),
+											  int8_comparison((Expr *) copyObject(idarg),
+															  BTLessEqualStrategyNumber,
+															  hi)));
+}
+
+/*
+ * SupportRequestIndexCondition: for a btree index on a bigint ID, the index
+ * conditions "id >= lo" and "id <= hi", which match the operator exactly.
+ */
+static List *
+index_condition_in_range(SupportRequestIndexCondition *req)
+{
+	List	   *args;
+	Node	   *idarg;
+	Node	   *rangearg;
+	Expr	   *lo;
+	Expr	   *hi;
+
+	if (is_opclause(req->node))
+		args = ((OpExpr *) req->node)->args;
+	else if (is_funcclause(req->node))
+		args = ((FuncExpr *) req->node)->args;
+	else
+		return NIL;
+
+	/* only the ID side can match an index column */
+	if (list_length(args) != 2 || req->indexarg != 0 ||
+		req->opfamily != INTEGER_BTREE_FAM_OID)
+		return NIL;
+	idarg = linitial(args);
+	rangearg = lsecond(args);
+
+	/* the comparison value must be computable before the scan starts */
+	if (contain_volatile_functions(rangearg) ||
+		expression_returns_set(rangearg) ||
+		bms_is_member(req->index->rel->relid, pull_varnos(req->root, rangearg)))
+		return NIL;
+	if (IsA(rangearg, Const) && ((Const *) rangearg)->constisnull)
+		return NIL;
+
+	bound_expressions(req->funcid, rangearg, &lo, &hi);
+	req->lossy = false;
+	return list_make2(int8_comparison((Expr *) copyObject(idarg),
+									  BTGreaterEqualStrategyNumber, lo),
+					  int8_comparison((Expr *) copyObject(idarg),
+									  BTLessEqualStrategyNumber, hi));
+}
+
+Datum
+snowflake_in_range_support(PG_FUNCTION_ARGS)
+{
+	Node	   *rawreq = (Node *) PG_GETARG_POINTER(0);
+	Node	   *ret = NULL;
+
+	if (IsA(rawreq, SupportRequestSimplify))
+		ret = simplify_in_range(((SupportRequestSimplify *) rawreq)->fcall);
+	else if (IsA(rawreq, SupportRequestIndexCondition))
+		ret = (Node *) index_condition_in_range((SupportRequestIndexCondition *) rawreq);
+
+	PG_RETURN_POINTER(ret);
+}
+
+Datum
+snowflake_encode(PG_FUNCTION_ARGS)
+{
+	int64		id = snowflake_check_id(PG_GETARG_INT64(0));
+	char		buf[SNOWFLAKE_BASE32_LENGTH + 1];
+
+	snowflake_base32_encode(id, buf);
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(buf, SNOWFLAKE_BASE32_LENGTH));
+}
+
+Datum
+snowflake_decode(PG_FUNCTION_ARGS)
+{
+	text	   *txt = PG_GETARG_TEXT_PP(0);
+	const char *str = VARDATA_ANY(txt);
+	int			len = VARSIZE_ANY_EXHDR(txt);
+	int64		result = 0;
+	int			bad = 0;
+
+	switch (snowflake_base32_decode(str, len, &result, &bad))
+	{
+		case SNOWFLAKE_BASE32_OK:
+			break;
+
+		case SNOWFLAKE_BASE32_BAD_DIGIT:
+			/* bytes before the bad one are ASCII digits, so it starts a character */
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+					 errmsg("invalid snowflake text ID: \"%s\"",
+							text_to_cstring(txt)),
+					 errdetail("Character %d, \"%.*s\", is not a Crockford base32 digit.",
+							   bad + 1, pg_mblen(str + bad), str + bad),
+					 errhint("The digits are 0-9 and the letters A-Z except U, in either case; O is read as 0, and I and L as 1.")));
+			break;
+
+		case SNOWFLAKE_BASE32_BAD_LENGTH:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+					 errmsg("invalid snowflake text ID: \"%s\"",
+							text_to_cstring(txt)),
+					 errdetail("It has %d characters; a snowflake text ID has exactly %d.",
+							   len, SNOWFLAKE_BASE32_LENGTH)));
+			break;
+
+		case SNOWFLAKE_BASE32_OUT_OF_RANGE:
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("snowflake text ID \"%s\" is out of range for type bigint",
+							text_to_cstring(txt)),
+					 errdetail("Its value is above 9223372036854775807 (2^63 - 1); the first character of a snowflake text ID is 0 to 7.")));
+			break;
+	}
+	PG_RETURN_INT64(result);
+}
