@@ -9,3 +9,11 @@ SELECT snowflake_parse(1);
 SELECT 1 AS still_connected;
 SELECT * FROM snowflake_stats;
 SELECT snowflake_stats_reset();
+
+-- snowflake_migrate() refuses before changing anything, dry run or not
+\set SHOW_CONTEXT never
+CREATE TABLE t (id bigserial PRIMARY KEY);
+SELECT * FROM snowflake_migrate('t', dry_run => true);
+SELECT * FROM snowflake_migrate('t');
+SELECT pg_get_expr(adbin, adrelid) AS "default" FROM pg_attrdef WHERE adrelid = 't'::regclass;
+DROP TABLE t;
