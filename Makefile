@@ -12,6 +12,8 @@ EXTVERSION := $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^']
 MODULE_big = snowflake
 OBJS = src/snowflake.o src/layout.o src/generator.o src/mark.o src/functions.o
 DATA = $(notdir $(wildcard $(SNOWFLAKE_SRCDIR)snowflake--*.sql))
+# for SNOWFLAKE_MODULE_MAGIC (src/compat.h)
+PG_CPPFLAGS = -DSNOWFLAKE_VERSION='"$(EXTVERSION)"'
 PGFILEDESC = "snowflake - Twitter-style 64-bit IDs"
 
 # pg_regress and isolation tests run in throwaway instances that preload the
