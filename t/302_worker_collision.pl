@@ -19,6 +19,7 @@
 use strict;
 use warnings FATAL => 'all';
 
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -255,6 +256,19 @@ is( $node_b->safe_psql(
 		"SELECT subenabled FROM pg_subscription WHERE subname = 'reg_from_a'"),
 	't',
 	'resolved: B\'s subscription runs');
+
+# pg_dump keeps the registry's rows (the table comes with CREATE EXTENSION).
+my ($dump, $dump_err) = ('', '');
+IPC::Run::run(
+	[
+		$node_a->installed_command('pg_dump'), '-h', $node_a->host,
+		'-p', $node_a->port, 'postgres'
+	],
+	'>', \$dump, '2>', \$dump_err);
+like($dump, qr/^COPY public\.snowflake_workers .*^5\t$sys_a\tnode-a\t/ms,
+	'pg_dump keeps the registry rows');
+unlike($dump, qr/CREATE TABLE public\.snowflake_workers/,
+	'... but not the table, which CREATE EXTENSION makes');
 
 #
 # 4. Without a worker id, and without the preload.
