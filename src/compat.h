@@ -24,11 +24,12 @@
  * ----------------------------------------
  *	DecodeDateTime		16 added a DateTimeErrorExtra * argument, unchanged
  *						in 17 and 18: compat_DecodeDateTime below.
- *	XLogRegisterData	takes "char *" up to 17 and "const void *" in 18;
- *						mark.c passes a "char *", which converts to either.
- *	RegisterCustomRmgr	takes "RmgrData *" in 15 and "const RmgrData *"
- *						later; mark.c passes a non-const pointer, which
- *						converts to either.
+ *	XLogRegisterData	takes "char *" in 15 and 16 and "const void *" in
+ *						18; mark.c passes a "char *", which converts to
+ *						either.
+ *	RegisterCustomRmgr	takes "RmgrData *" in 15 and "const RmgrData *" in
+ *						later sources; mark.c passes a non-const pointer,
+ *						which converts to either.
  *	PG_MODULE_MAGIC_EXT	new in 18 (name and version shown by
  *						pg_get_loaded_modules()); PG_MODULE_MAGIC still
  *						works there.  SNOWFLAKE_MODULE_MAGIC below picks the
