@@ -1,16 +1,27 @@
 # Makefile for the snowflake extension (PGXS)
 
+# The directory of this Makefile: "." normally, the source tree in a VPATH
+# build (pg_buildext builds in build-15/ with -f ../Makefile VPATH=..).
+SNOWFLAKE_SRCDIR := $(dir $(firstword $(MAKEFILE_LIST)))
+
 EXTENSION = snowflake
+# The one source of truth for the version is default_version in the control
+# file; META.json and debian/changelog must agree (scripts/check-version.sh).
+EXTVERSION := $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^']*\)'.*/\1/p" \
+	$(SNOWFLAKE_SRCDIR)snowflake.control)
 MODULE_big = snowflake
 OBJS = src/snowflake.o src/layout.o src/generator.o src/mark.o src/functions.o \
 	src/timefuncs.o
-DATA = $(wildcard snowflake--*.sql)
+DATA = $(notdir $(wildcard $(SNOWFLAKE_SRCDIR)snowflake--*.sql))
+# for SNOWFLAKE_MODULE_MAGIC (src/compat.h)
+PG_CPPFLAGS = -DSNOWFLAKE_VERSION='"$(EXTVERSION)"'
 PGFILEDESC = "snowflake - Twitter-style 64-bit IDs"
 
 # pg_regress and isolation tests run in throwaway instances that preload the
 # library (see sql/*.conf); `make installcheck` needs no running server.
 REGRESS = upgrade settings functions parse markings stats batch \
-	time_functions time_encode time_range time_partition time_properties migrate
+	time_functions time_encode time_range time_partition time_properties \
+	migrate registry
 REGRESS_OPTS = --temp-config=$(srcdir)/sql/preloaded.conf --temp-instance=tmp_check
 ISOLATION = concurrent
 ISOLATION_OPTS = --temp-config=$(srcdir)/sql/preloaded.conf --temp-instance=tmp_check_isolation
@@ -36,3 +47,19 @@ installcheck-nopreload: submake
 		--outputdir=output_nopreload nopreload
 
 .PHONY: installcheck-unconfigured installcheck-nopreload
+
+# A VPATH build has no src/ directory for the objects yet.
+$(OBJS) $(OBJS:.o=.bc): | objdir
+objdir:
+	@mkdir -p src
+
+# The release archive for PGXN, named after the version in the control file.
+dist:
+	git -C $(SNOWFLAKE_SRCDIR) archive --format zip --prefix=$(EXTENSION)-$(EXTVERSION)/ \
+		-o $(CURDIR)/$(EXTENSION)-$(EXTVERSION).zip HEAD
+
+# Print the version (scripts/check-version.sh compares it with the others).
+print-version:
+	@echo $(EXTVERSION)
+
+.PHONY: objdir dist print-version

@@ -12,6 +12,11 @@ DEMO_PACKAGES=("postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" build-es
 TEST_PACKAGES=("${DEMO_PACKAGES[@]}" libipc-run-perl faketime rsync
 	python3-psycopg2 python3-sqlalchemy gnuplot-nox)
 
+# What building the Debian package adds (scripts/build-deb.sh).
+# shellcheck disable=SC2034 # used by build-deb.sh
+DEB_PACKAGES=(debhelper postgresql-server-dev-all "postgresql-server-dev-$PG_MAJOR"
+	dpkg-dev build-essential rsync)
+
 export DEBIAN_FRONTEND=noninteractive
 
 say() { printf '\n==> %s\n' "$*"; }

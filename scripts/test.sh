@@ -2,7 +2,8 @@
 # scripts/test.sh - run the whole test suite: install the Debian packages it
 # needs, build with warnings as errors, install the extension, and run
 # `make installcheck` (pg_regress, isolation, TAP) as a non-root user in a
-# temporary copy of the tree. On failure, prints the diffs and logs needed to
+# temporary copy of the tree, then the version check and the Debian package
+# test. On failure, prints the diffs and logs needed to
 # diagnose it and exits non-zero. Safe for CI: no prompts, no stdin needed.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -39,9 +40,21 @@ tap_bad=$(printf '%s' "$failed_tap" | grep -c . || true)
 passed=$((regress_ok + ${tap_files:-0} - tap_bad))
 failed=$((regress_bad + tap_bad))
 
+# Beyond installcheck: one version everywhere, and the Debian package builds,
+# installs and works on a fresh cluster.
+for check in check-version.sh test-deb.sh; do
+	say "Running scripts/$check"
+	if bash "$REPO/scripts/$check"; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		status=1
+	fi
+done
+
 if [ "$status" -eq 0 ]; then
 	echo
-	echo "All of make installcheck passed (pg_regress and isolation tests, TAP scripts)."
+	echo "All passed: pg_regress and isolation tests, TAP scripts, the version check and the package test."
 	echo "installcheck: $passed passed, $failed failed"
 	exit 0
 fi
@@ -71,5 +84,5 @@ fi
 keep=1
 echo
 echo "installcheck: $passed passed, $failed failed"
-echo "FAILED: make installcheck exited with status $status; the test tree is kept in $COPY"
+echo "FAILED (status $status); the test tree is kept in $COPY"
 exit 1

@@ -3,18 +3,53 @@
  * compat.h
  *	  The one place that hides differences between PostgreSQL versions.
  *
- * Built and tested here against PostgreSQL 15 only; the shims below cover
- * the API changes we know of so that other versions have one place to grow.
+ * Built and tested here against PostgreSQL 15 only (Debian 12).  The notes
+ * and shims for 16, 17 and 18 come from reading those versions' headers,
+ * not from building against them; treat them as the first place to look
+ * when a build on another version fails.
+ *
+ * Why not 13 or 14
+ * ----------------
+ * The failover guarantee rests on RegisterCustomRmgr (15+): the persisted
+ * mark travels in WAL records of our own resource manager, and a standby
+ * replays them into its own mark.  Before 15 an extension cannot add WAL
+ * records that a standby hands back to it (a logical message is WAL-logged
+ * but its redo calls no extension code), so a promoted standby could reissue
+ * IDs its old primary had handed out.  shmem_request_hook (15+) and
+ * MarkGUCPrefixReserved (15+) would be easy to shim; the resource manager
+ * is not, and we would rather refuse to build than silently weaken the
+ * guarantee.
+ *
+ * What the sources use, version by version
+ * ----------------------------------------
+ *	DecodeDateTime		16 added a DateTimeErrorExtra * argument, unchanged
+ *						in 17 and 18: compat_DecodeDateTime below.
+ *	XLogRegisterData	takes "char *" in 15 and 16 and "const void *" in
+ *						18; mark.c passes a "char *", which converts to
+ *						either.
+ *	RegisterCustomRmgr	takes "RmgrData *" in 15 and "const RmgrData *" in
+ *						later sources; mark.c passes a non-const pointer,
+ *						which converts to either.
+ *	PG_MODULE_MAGIC_EXT	new in 18 (name and version shown by
+ *						pg_get_loaded_modules()); PG_MODULE_MAGIC still
+ *						works there.  SNOWFLAKE_MODULE_MAGIC below picks the
+ *						richer one where it exists.
+ *	PG_WAIT_EXTENSION	still defined in 17 and 18 (utils/wait_classes.h in
+ *						18, included through pgstat.h).
+ *	shmem_request_hook, MarkGUCPrefixReserved, lnext(list, cell),
+ *	ParseDateTime, tm2timestamp, WaitLatch, durable_rename, the RmgrData
+ *	fields we fill in: unchanged from 15 to 18.
  *
  *-------------------------------------------------------------------------
  */
 #ifndef SNOWFLAKE_COMPAT_H
 #define SNOWFLAKE_COMPAT_H
 
+#include "fmgr.h"
 #include "utils/datetime.h"
 
 #if PG_VERSION_NUM < 150000
-#error "snowflake needs PostgreSQL 15 or later"
+#error "snowflake needs PostgreSQL 15 or later (custom WAL resource managers carry its failover guarantee)"
 #endif
 
 /* PostgreSQL 16 added a DateTimeErrorExtra argument to DecodeDateTime. */
@@ -24,6 +59,21 @@
 #else
 #define compat_DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp) \
 	DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp)
+#endif
+
+/*
+ * The module's magic block, written "SNOWFLAKE_MODULE_MAGIC;" in place of
+ * "PG_MODULE_MAGIC;".  The Makefile passes SNOWFLAKE_VERSION, read from
+ * the control file.
+ */
+#ifndef SNOWFLAKE_VERSION
+#define SNOWFLAKE_VERSION "unknown"
+#endif
+#ifdef PG_MODULE_MAGIC_EXT
+#define SNOWFLAKE_MODULE_MAGIC \
+	PG_MODULE_MAGIC_EXT(.name = "snowflake", .version = SNOWFLAKE_VERSION)
+#else
+#define SNOWFLAKE_MODULE_MAGIC PG_MODULE_MAGIC
 #endif
 
 #endif							/* SNOWFLAKE_COMPAT_H */

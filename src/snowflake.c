@@ -30,9 +30,10 @@
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
+#include "compat.h"
 #include "snowflake.h"
 
-PG_MODULE_MAGIC;
+SNOWFLAKE_MODULE_MAGIC;
 
 /* Settings */
 int			snowflake_worker_id = SNOWFLAKE_WORKER_ID_UNSET;

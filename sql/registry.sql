@@ -1,0 +1,124 @@
+--
+-- The worker-id registry: snowflake_workers, its guard trigger,
+-- snowflake_worker_identity(), snowflake_register_worker() and
+-- snowflake_check_worker().  Another database system is simulated by
+-- inserting its row directly.  (Unset worker id, no preload, and two real
+-- servers replicating the registry: t/302_worker_collision.pl.)
+--
+SET TimeZone = 'UTC';
+SET DateStyle = 'ISO, YMD';
+
+-- This system's identifier varies from run to run: keep it in a variable,
+-- and show errors with it replaced by "THIS SYSTEM".
+SELECT system_identifier AS sysid FROM pg_control_system() \gset
+CREATE FUNCTION pg_temp.error_of(statement text,
+                                 OUT code text, OUT message text,
+                                 OUT detail text, OUT hint text)
+LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE statement;
+    message := 'no error';
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS code = RETURNED_SQLSTATE, message = MESSAGE_TEXT,
+                            detail = PG_EXCEPTION_DETAIL, hint = PG_EXCEPTION_HINT;
+    detail := replace(detail,
+                      (SELECT system_identifier::text FROM pg_control_system()),
+                      'THIS SYSTEM');
+END
+$$;
+
+-- the table: kept by pg_dump, replicated by (worker id, system), guarded
+-- also in replication apply workers ('A' = ENABLE ALWAYS)
+SELECT extconfig::regclass[] AS dumped_tables FROM pg_extension WHERE extname = 'snowflake';
+SELECT relreplident,
+       (SELECT indexrelid::regclass FROM pg_index
+         WHERE indrelid = 'snowflake_workers'::regclass AND indisreplident) AS replica_identity
+  FROM pg_class WHERE oid = 'snowflake_workers'::regclass;
+SELECT tgname, tgenabled FROM pg_trigger
+ WHERE tgrelid = 'snowflake_workers'::regclass AND NOT tgisinternal;
+SELECT count(*) AS registered FROM snowflake_workers;
+
+-- who am I
+SELECT worker_id,
+       system_identifier = :'sysid' AS is_this_system,
+       host IS NOT DISTINCT FROM coalesce(host(inet_server_addr()),
+                                          nullif(current_setting('cluster_name'), ''))
+         AS default_host
+  FROM snowflake_worker_identity();
+
+-- not registered yet
+SELECT snowflake_check_worker();
+
+-- register; again is a no-op that keeps the first row
+SELECT worker_id, system_identifier = :'sysid' AS is_this_system, host,
+       first_seen = now() AS first_seen_now
+  FROM snowflake_register_worker('db-one');
+SELECT first_seen AS first_seen_one FROM snowflake_workers WHERE worker_id = 1 \gset
+SELECT snowflake_check_worker();
+SELECT worker_id, host, first_seen = :'first_seen_one' AS same_first_seen
+  FROM snowflake_register_worker('renamed');
+SELECT worker_id, host, first_seen = :'first_seen_one' AS same_first_seen
+  FROM snowflake_register_worker();
+-- a plain INSERT of the same row is skipped as well
+INSERT INTO snowflake_workers (worker_id, system_identifier, host)
+VALUES (1, :'sysid', 'copy');
+SELECT worker_id, host FROM snowflake_workers ORDER BY worker_id;
+
+-- other systems may hold other worker ids
+INSERT INTO snowflake_workers (worker_id, system_identifier, host, first_seen)
+VALUES (2, 7000000000000000002, 'db-two', '2025-06-01 12:00:00+00');
+SELECT worker_id, host FROM snowflake_workers ORDER BY worker_id;
+
+-- but a worker id belongs to one system: refused on insert, whoever inserts
+-- (the message as psql shows it, then each field)
+\set SHOW_CONTEXT never
+INSERT INTO snowflake_workers (worker_id, system_identifier, host)
+VALUES (2, 7000000000000000003, 'db-three');
+\set SHOW_CONTEXT errors
+UPDATE snowflake_workers SET first_seen = '2025-05-01 00:00:00+00' WHERE worker_id = 1;
+\x on
+SELECT * FROM pg_temp.error_of($$
+    INSERT INTO snowflake_workers (worker_id, system_identifier, host)
+    VALUES (2, 7000000000000000003, 'db-three')$$);
+SELECT * FROM pg_temp.error_of($$
+    INSERT INTO snowflake_workers (worker_id, system_identifier)
+    VALUES (2, 7000000000000000003)$$);
+SELECT * FROM pg_temp.error_of($$
+    INSERT INTO snowflake_workers (worker_id, system_identifier, host)
+    VALUES (1, 7000000000000000003, 'db-three')$$);
+-- also as a logical replication apply worker would insert it
+SET session_replication_role = replica;
+SELECT message FROM pg_temp.error_of($$
+    INSERT INTO snowflake_workers (worker_id, system_identifier, host)
+    VALUES (2, 7000000000000000003, 'db-three')$$);
+RESET session_replication_role;
+SELECT code, message FROM pg_temp.error_of($$
+    INSERT INTO snowflake_workers (worker_id, system_identifier) VALUES (-1, 1)$$);
+
+-- another system took this server's worker id (its row arrived first):
+-- the check and a new registration both refuse
+DELETE FROM snowflake_workers WHERE worker_id = 1;
+INSERT INTO snowflake_workers (worker_id, system_identifier, host, first_seen)
+VALUES (1, 7000000000000000004, 'impostor', '2025-07-01 08:30:00+00');
+SELECT * FROM pg_temp.error_of('SELECT snowflake_check_worker()');
+SELECT * FROM pg_temp.error_of($$SELECT snowflake_register_worker('db-one')$$);
+\x off
+SELECT worker_id, system_identifier, host FROM snowflake_workers ORDER BY worker_id;
+
+-- retiring the other system's row lets this server register
+DELETE FROM snowflake_workers WHERE worker_id = 1 AND system_identifier = 7000000000000000004;
+SELECT worker_id, host FROM snowflake_register_worker(NULL::text);
+SELECT snowflake_check_worker();
+
+-- everyone may read the registry and check; registering takes INSERT on it
+CREATE ROLE regress_snowflake_monitor;
+SET ROLE regress_snowflake_monitor;
+SELECT count(*) AS readable FROM snowflake_workers;
+SELECT snowflake_check_worker();
+SELECT message FROM pg_temp.error_of($$SELECT snowflake_register_worker('x')$$);
+RESET ROLE;
+DROP ROLE regress_snowflake_monitor;
+
+DELETE FROM snowflake_workers;
+RESET DateStyle;
+RESET TimeZone;
