@@ -9,13 +9,15 @@
 use strict;
 use warnings FATAL => 'all';
 
-use lib 't';
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-my $node = snowflake_node('load', 'snowflake.worker_id' => 1);
+my $node = snowflake_node('load', worker_id => 1);
 $node->start;
 
 my $started = $node->safe_psql('postgres', 'SELECT now()');

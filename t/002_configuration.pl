@@ -10,7 +10,9 @@
 use strict;
 use warnings FATAL => 'all';
 
-use lib 't';
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
@@ -78,7 +80,7 @@ $plain->stop;
 # node's own postgresql.conf has a good worker id, and each case overrides
 # settings through the included snowflake_test.conf.
 #
-my $node = snowflake_node('conf', 'snowflake.worker_id' => 1);
+my $node = snowflake_node('conf', worker_id => 1);
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 

@@ -12,8 +12,9 @@
 use strict;
 use warnings FATAL => 'all';
 
-use lib 't';
-use IPC::Run;
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
@@ -21,7 +22,7 @@ use Test::More;
 
 my $max_drift = 200;
 
-my $node = snowflake_node('layout', 'snowflake.worker_id' => 3);
+my $node = snowflake_node('layout', worker_id => 3);
 set_snowflake_conf(
 	$node,
 	'snowflake.sequence_bits' => 1,
@@ -33,10 +34,8 @@ $node->start;
 # a) Overflowing every millisecond.
 #
 # Each row records a clock reading taken before the call and one taken after
-# it.  The OFFSET 0 subqueries cannot be flattened, so for each row the
-# innermost projection ("before") is evaluated, then snowflake_nextval() one
-# level up, then "after" at the top: the three happen in that order, and the
-# test checks before <= after to be sure.
+# it.  OFFSET 0 subqueries (see timed_ids_sql in SnowflakeTest.pm) make the
+# three happen in that order, and the test checks before <= after to be sure.
 #
 # The generator reads the clock once per ID (call it t, in whole ms since the
 # epoch, rounded down) and issues a timestamp ts with t <= ts <= t +
@@ -64,20 +63,8 @@ $node->safe_psql(
 my $single_count = 3000;
 
 # One statement in a session of its own, running alongside pgbench.
-my ($single_out, $single_err) = ('', '');
-my $single = IPC::Run::start(
-	[
-		$node->installed_command('psql'), '-X', '-v', 'ON_ERROR_STOP=1',
-		'-h', $node->host, '-p', $node->port, '-d', 'postgres', '-c', qq{
-		INSERT INTO single (n, before, id, after)
-		SELECT n, before, id, clock_timestamp()
-		FROM (SELECT n, before, snowflake_nextval() AS id
-			  FROM (SELECT n, clock_timestamp() AS before
-					FROM generate_series(1, $single_count) AS n
-					OFFSET 0) a
-			  OFFSET 0) b}
-	],
-	'>', \$single_out, '2>', \$single_err);
+my $single =
+  psql_in_background($node, timed_ids_sql('single', $single_count));
 
 my $bench = run_pgbench(
 	$node, q{
@@ -91,9 +78,7 @@ FROM (SELECT before, snowflake_nextval() AS id
 	'-j' => 2,
 	'-T' => 5);
 
-$single->finish;
-is($? >> 8, 0, 'single-statement session exits with status 0');
-is($single_err, '', 'single-statement session reports no errors');
+psql_finished_ok($single, 'single-statement session');
 
 is($bench->{exit}, 0, 'pgbench exits with status 0');
 is($bench->{stderr}, '', 'pgbench reports no errors on stderr');

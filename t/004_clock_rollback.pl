@@ -11,98 +11,29 @@
 use strict;
 use warnings FATAL => 'all';
 
-use lib 't';
-use File::Spec;
-use IPC::Run;
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 use Time::HiRes qw(time);
 
-my $faketime_lib = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
-plan skip_all => "libfaketime not found at $faketime_lib"
-  unless -e $faketime_lib;
+need_libfaketime();
 
-# libfaketime reads the offset from this file on every clock call
-# (FAKETIME_NO_CACHE).  It is replaced with rename() so that a reader never
-# sees it half-written.  The path must be absolute: the server runs in its
-# data directory.
-my $offset_file =
-  File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir) . '/faketime_offset';
-
-sub set_clock_offset
-{
-	my ($offset) = @_;
-
-	open my $fh, '>', "$offset_file.new" or die "could not write: $!";
-	print $fh "$offset\n";
-	close $fh or die "could not close: $!";
-	rename "$offset_file.new", $offset_file or die "could not rename: $!";
-	return;
-}
-
-# Start (or restart) the node with libfaketime preloaded into the server.
-# The environment is changed only for the duration of the call, so psql and
-# pgbench run later by the test see the real clock.
-sub with_faked_server_clock
-{
-	my ($action) = @_;
-
-	local $ENV{LD_PRELOAD} = $faketime_lib;
-	local $ENV{FAKETIME_TIMESTAMP_FILE} = $offset_file;
-	local $ENV{FAKETIME_NO_CACHE} = 1;
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = 1;
-	$action->();
-	return;
-}
-
-# How far (in seconds) the server's clock is ahead of the test's.
-sub server_clock_offset
-{
-	my ($node) = @_;
-	my $server = $node->safe_psql('postgres',
-		'SELECT extract(epoch FROM clock_timestamp())');
-	return $server - time();
-}
-
-# Lines "system clock moved back by N ms" in the log after $offset; returns
-# the list of N.
-sub logged_steps
-{
-	my ($node, $offset) = @_;
-	my $log = slurp_file($node->logfile, $offset);
-	return $log =~ /snowflake: system clock moved back by (\d+) ms/g;
-}
-
-# Wait until new sessions see the given values after a reload.
-sub wait_for_settings
-{
-	my ($node, $drift, $wait) = @_;
-
-	$node->poll_query_until(
-		'postgres', q{
-		SELECT current_setting('snowflake.max_drift') || ' '
-			   || current_setting('snowflake.max_wait')},
-		"$drift $wait")
-	  or die "timed out waiting for max_drift $drift and max_wait $wait";
-	return;
-}
-
-set_clock_offset('+0');
-
-my $node = snowflake_node('rollback', 'snowflake.worker_id' => 4);
-with_faked_server_clock(sub { $node->start });
+my $node = snowflake_node('rollback', worker_id => 4);
+start_with_fake_clock($node, '+0');
 ok(!exists $ENV{LD_PRELOAD}, 'the test itself does not run under faketime');
 
 # The server follows the offset file; the test's clock does not.
 cmp_ok(abs(server_clock_offset($node)), '<', 10,
 	'offset +0: server clock agrees with the real clock');
-set_clock_offset('-3600');
+set_fake_clock($node, '-3600');
 my $behind = -server_clock_offset($node);
 ok($behind > 3590 && $behind < 3610,
 	"offset -3600: server clock is an hour behind (by $behind s)");
-set_clock_offset('+0');
+set_fake_clock($node, '+0');
 cmp_ok(abs(server_clock_offset($node)), '<', 10,
 	'offset +0 again: server clock agrees with the real clock');
 
@@ -144,7 +75,7 @@ sub issue_one
 is(issue_batch(2000), '', 'before the step: 2000 IDs');
 
 my $log_offset = -s $node->logfile;
-set_clock_offset('-5');
+set_fake_clock($node, '-5');
 is(issue_batch(2000), '', 'clock 5 s back: 2000 IDs in one statement');
 
 # The IDs being issued now are ahead of the server's (stepped back) clock:
@@ -167,7 +98,7 @@ for my $i (1 .. 5)
 	is($ret, 0, "clock 5 s back: single call $i succeeds");
 }
 
-my @steps = logged_steps($node, $log_offset);
+my @steps = logged_rollbacks($node, $log_offset);
 is(scalar(@steps), 1, 'the step back is logged once for all those calls');
 ok( @steps == 1 && $steps[0] > 4000 && $steps[0] <= 5000,
 	'the logged step is close to 5000 ms (' . join(', ', @steps) . ')');
@@ -176,14 +107,12 @@ ok( @steps == 1 && $steps[0] > 4000 && $steps[0] <= 5000,
 # b) With max_drift 2000 and max_wait 500, a step back of far more than that
 # fails, at once.  When the clock returns, generation resumes.
 #
-set_snowflake_conf($node,
+reload_snowflake_conf($node,
 	'snowflake.max_drift' => 2000,
 	'snowflake.max_wait' => 500);
-$node->reload;
-wait_for_settings($node, '2s', '500ms');
 
 $log_offset = -s $node->logfile;
-set_clock_offset('-30');
+set_fake_clock($node, '-30');
 for my $i (1 .. 2)
 {
 	my ($ret, $stderr, $seconds) = issue_one();
@@ -197,28 +126,26 @@ for my $i (1 .. 2)
 }
 
 # The last clock reading was already 5 s back, so this step is about 25 s.
-@steps = logged_steps($node, $log_offset);
+@steps = logged_rollbacks($node, $log_offset);
 is(scalar(@steps), 1, 'the second step back is logged once');
 ok( @steps == 1 && $steps[0] > 20000 && $steps[0] <= 25000,
 	'the second logged step is close to 25000 ms (' . join(', ', @steps) . ')');
 
-set_clock_offset('+0');
+set_fake_clock($node, '+0');
 is(issue_batch(1000), '', 'clock back to real time: generation resumes');
 
 # A step back that max_wait covers makes the call wait instead.  One session
 # issues an ID, the clock steps back 3 s, and the next call is about 1 s past
 # max_drift: it must wait for the clock, then succeed.
-set_snowflake_conf($node,
+reload_snowflake_conf($node,
 	'snowflake.max_drift' => 2000,
 	'snowflake.max_wait' => 1500);
-$node->reload;
-wait_for_settings($node, '2s', '1500ms');
 
 my $session = $node->background_psql('postgres', on_error_stop => 0);
 $session->query_safe(
 	'INSERT INTO issued (id) VALUES (snowflake_nextval())');
 $issued_count++;
-set_clock_offset('-3');
+set_fake_clock($node, '-3');
 my $start = time();
 my ($out, $failed) =
   $session->query('INSERT INTO issued (id) VALUES (snowflake_nextval())');
@@ -229,7 +156,7 @@ cmp_ok($waited, '>', 0.3,
 	"clock 3 s back: the call waited for the clock ($waited s)");
 $session->quit;
 
-set_clock_offset('+0');
+set_fake_clock($node, '+0');
 is(issue_batch(1000), '', 'clock back to real time again: generation goes on');
 
 # Across all of the above, no ID was repeated and none was smaller than one
@@ -251,10 +178,12 @@ $node->stop;
 #
 my $strict_node = snowflake_node(
 	'strict',
-	'snowflake.worker_id' => 4,
-	'snowflake.max_drift' => 0,
-	'snowflake.max_wait' => 1000,
-	'snowflake.sequence_bits' => 1);
+	worker_id => 4,
+	conf => {
+		'snowflake.max_drift' => 0,
+		'snowflake.max_wait' => 1000,
+		'snowflake.sequence_bits' => 1
+	});
 $strict_node->start;
 is($strict_node->safe_psql('postgres', 'SHOW snowflake.max_drift'),
 	'0', 'strict: max_drift is 0');
@@ -270,36 +199,16 @@ $strict_node->safe_psql(
 		after timestamptz NOT NULL
 	)});
 
-# As in 003_overflow_and_layout.pl: the OFFSET 0 subqueries make "before",
-# snowflake_nextval() and "after" run in that order for each row.
+# As in 003_overflow_and_layout.pl, "before", snowflake_nextval() and
+# "after" run in that order for each row.
 my $strict_count = 2000;
-my @sessions;
+my @sessions = map {
+	psql_in_background($strict_node,
+		timed_ids_sql('strict_ids', $strict_count, session => $_))
+} 1 .. 2;
 for my $s (1 .. 2)
 {
-	my %run = (out => '', err => '');
-	$run{handle} = IPC::Run::start(
-		[
-			$strict_node->installed_command('psql'), '-X',
-			'-v', 'ON_ERROR_STOP=1',
-			'-h', $strict_node->host, '-p', $strict_node->port, '-d', 'postgres',
-			'-c', qq{
-			INSERT INTO strict_ids (session, n, before, id, after)
-			SELECT $s, n, before, id, clock_timestamp()
-			FROM (SELECT n, before, snowflake_nextval() AS id
-				  FROM (SELECT n, clock_timestamp() AS before
-						FROM generate_series(1, $strict_count) AS n
-						OFFSET 0) a
-				  OFFSET 0) b}
-		],
-		'>', \$run{out}, '2>', \$run{err});
-	push @sessions, \%run;
-}
-for my $s (1 .. 2)
-{
-	my $run = $sessions[ $s - 1 ];
-	$run->{handle}->finish;
-	is($? >> 8, 0, "strict: session $s exits with status 0");
-	is($run->{err}, '', "strict: session $s reports no errors");
+	psql_finished_ok($sessions[ $s - 1 ], "strict: session $s");
 }
 
 is( $strict_node->safe_psql(

@@ -10,13 +10,15 @@
 use strict;
 use warnings FATAL => 'all';
 
-use lib 't';
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-my $node = snowflake_node('layout_change', 'snowflake.worker_id' => 4);
+my $node = snowflake_node('layout_change', worker_id => 4);
 $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 $node->safe_psql('postgres',

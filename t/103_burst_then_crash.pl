@@ -1,19 +1,23 @@
+
+# Copyright (c) 2026, snowflake contributors
+
 # Issue 3, test 3: a burst borrows time ahead of the clock (16 IDs per ms
 # with snowflake.sequence_bits = 4), then the server crashes and starts again
 # at the real time, which is now behind the last ID.  The persisted mark
 # covers the borrowed time: no ID is issued twice.  Twice over, so that each
 # half of the mark is needed once: its WAL records, then the mark file alone.
+
 use strict;
 use warnings FATAL => 'all';
 
 use FindBin;
 use lib $FindBin::RealBin;
 
-use PostgreSQL::Test::Utils;
-use SnowflakePersist;
+use SnowflakeTest;
 use Test::More;
 
-my $node = new_snowflake_node('burst', conf => "snowflake.sequence_bits = 4\n");
+my $node = snowflake_node('burst', worker_id => 1,
+	conf => { 'snowflake.sequence_bits' => 4 });
 $node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION snowflake;
@@ -49,11 +53,10 @@ foreach my $round (1, 2)
 	$node->stop('immediate');
 
 	# The mark file is one line: an ID at or above every ID issued.
-	my $mark_file = $node->data_dir . '/snowflake.mark';
-	ok(-f $mark_file, "round $round: the mark file exists after the $crash");
-	my $mark = slurp_file($mark_file);
-	like($mark, qr/^\d+\n\z/, "round $round: the mark file holds one ID in decimal");
-	chomp $mark;
+	my $mark = read_mark_file(
+		$node,
+		"round $round: the mark file exists after the $crash",
+		"round $round: the mark file holds one ID in decimal");
 
 	$node->start;
 	is( $node->safe_psql('postgres', "SELECT ${mark}::bigint >= $max_before"),

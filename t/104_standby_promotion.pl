@@ -1,8 +1,12 @@
+
+# Copyright (c) 2026, snowflake contributors
+
 # Issue 3, test 4: a streaming standby made from a base backup, with the same
 # worker id (postgresql.conf is copied), replays the primary's marks.  It
 # refuses to generate IDs while in recovery.  Promoted with its clock an hour
 # behind (and max_drift large enough), it issues IDs larger than every ID the
 # old primary issued.
+
 use strict;
 use warnings FATAL => 'all';
 
@@ -10,13 +14,13 @@ use FindBin;
 use lib $FindBin::RealBin;
 
 use PostgreSQL::Test::Cluster;
-use PostgreSQL::Test::Utils;
-use SnowflakePersist;
+use SnowflakeTest;
 use Test::More;
 
-plan skip_all => "libfaketime not found at $libfaketime" unless -e $libfaketime;
+need_libfaketime();
 
-my $primary = new_snowflake_node('primary', init => { allows_streaming => 1 });
+my $primary = snowflake_node('primary', worker_id => 1,
+	init => { allows_streaming => 1 });
 $primary->start;
 $primary->safe_psql('postgres', q{
 	CREATE EXTENSION snowflake;
@@ -61,18 +65,17 @@ is( $standby->safe_psql(
 		'postgres', "SELECT mark_id >= $max_old FROM snowflake_stats"),
 	't', 'on the standby, redo raised the mark above every replayed ID');
 
-my $mark_file = $standby->data_dir . '/snowflake.mark';
-ok(-f $mark_file, 'on the standby, redo wrote the mark file');
-my $mark = slurp_file($mark_file);
-like($mark, qr/^\d+\n\z/, 'the mark file holds one ID in decimal');
-chomp $mark;
+my $mark = read_mark_file(
+	$standby,
+	'on the standby, redo wrote the mark file',
+	'the mark file holds one ID in decimal');
 is($standby->safe_psql('postgres', "SELECT ${mark}::bigint >= $max_old"),
 	't', 'the standby\'s mark file covers every replayed ID');
 
 # The old primary goes away; the standby restarts an hour behind and is
 # promoted.
 $primary->stop;
-$standby->append_conf('postgresql.conf', 'snowflake.max_drift = 4000000');
+set_snowflake_conf($standby, 'snowflake.max_drift' => 4000000);
 $standby->stop;
 start_with_fake_clock($standby, '-3600');
 clock_offset_ok($standby, -3600, "the standby's clock is an hour behind");

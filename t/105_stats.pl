@@ -1,54 +1,32 @@
+
+# Copyright (c) 2026, snowflake contributors
+
 # Issue 3, test 5: snowflake_stats reports the marks, waits, borrows, clock
 # rollbacks and refusals that the scenarios cause; snowflake_stats_reset()
 # zeroes the counters but not the state; a restart starts them from 0.
 #
 # The layout has 4 sequence bits (16 IDs per ms), so bursts outrun the clock.
 # The server's clock is faked so that it can be stepped back while it runs.
+
 use strict;
 use warnings FATAL => 'all';
 
 use FindBin;
 use lib $FindBin::RealBin;
 
-use PostgreSQL::Test::Utils;
-use SnowflakePersist;
+use SnowflakeTest;
 use Test::More;
 
-plan skip_all => "libfaketime not found at $libfaketime" unless -e $libfaketime;
+need_libfaketime();
 
 my $counters =
   'ids_issued, marks_written, clock_rollbacks, largest_rollback_ms, '
   . 'borrows, waits, wait_time_ms, refusals';
 
-my $node = new_snowflake_node('stats', conf => "snowflake.sequence_bits = 4\n");
+my $node = snowflake_node('stats', worker_id => 1,
+	conf => { 'snowflake.sequence_bits' => 4 });
 start_with_fake_clock($node, '+0');
 clock_offset_ok($node, 0, 'fake clock at +0 reads the real time');
-
-# Change reloadable settings (undef: back to the default) and wait until new
-# sessions see them.
-sub reload_with
-{
-	my (%settings) = @_;
-	my @checks;
-
-	foreach my $name (sort keys %settings)
-	{
-		$node->adjust_conf('postgresql.conf', $name, undef);
-		$node->append_conf('postgresql.conf', "$name = $settings{$name}")
-		  if defined $settings{$name};
-		push @checks,
-		  'setting = '
-		  . (defined $settings{$name} ? "'$settings{$name}'" : 'boot_val')
-		  . " FROM pg_settings WHERE name = '$name'";
-	}
-	$node->reload;
-	foreach my $check (@checks)
-	{
-		$node->poll_query_until('postgres', "SELECT $check")
-		  or die "timed out waiting for the reload: $check";
-	}
-	return;
-}
 
 sub stats
 {
@@ -75,14 +53,14 @@ is( stats(
 	'marks: 1001 IDs over more than a second wrote a few marks, and the mark covers the last ID');
 
 # Waits: with max_drift = 0 the 17th ID in a millisecond waits for the next.
-reload_with('snowflake.max_drift' => '0');
+reload_snowflake_conf($node, 'snowflake.max_drift' => '0');
 $node->safe_psql('postgres',
 	'SELECT count(snowflake_nextval()) FROM generate_series(1, 2000)');
 is(stats('waits > 0, wait_time_ms > 0, refusals'),
 	't|t|0', 'waits: max_drift = 0 makes a burst wait for the clock');
 
 # Borrows: with the default max_drift a burst runs ahead of the clock.
-reload_with('snowflake.max_drift' => undef);
+reload_snowflake_conf($node, 'snowflake.max_drift' => undef);
 my $borrows_before = stats('borrows');
 $node->safe_psql('postgres',
 	'SELECT count(snowflake_nextval()) FROM generate_series(1, 100000)');
@@ -98,15 +76,16 @@ $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
 $node->safe_psql('postgres', 'SELECT snowflake_nextval()');
 is( stats('clock_rollbacks, largest_rollback_ms BETWEEN 4000 AND 6000'),
 	'1|t', 'rollbacks: one rollback of about 5000 ms counted');
-my $log = slurp_file($node->logfile, $log_offset);
-my @moved = $log =~ /snowflake: system clock moved back by (\d+) ms/g;
+my @moved = logged_rollbacks($node, $log_offset);
 is(scalar @moved, 1, 'the rollback is logged once');
 ok(@moved && $moved[0] >= 4000 && $moved[0] <= 6000,
 	'the log says by how much: about 5000 ms (' . ($moved[0] // 'none') . ')');
 
 # Refusals: the last ID is now more than max_drift ahead of the clock, and
 # max_wait is too short to wait for it.
-reload_with('snowflake.max_drift' => '1000', 'snowflake.max_wait' => '100');
+reload_snowflake_conf($node,
+	'snowflake.max_drift' => '1000',
+	'snowflake.max_wait' => '100');
 my ($ret, $stdout, $stderr) =
   $node->psql('postgres', 'SELECT snowflake_nextval()');
 like(
@@ -134,10 +113,11 @@ is( stats(
 	't', 'the reset keeps the state and records when it happened');
 
 # A restart starts the counters from 0 and the state from the mark.
-reload_with('snowflake.max_drift' => undef, 'snowflake.max_wait' => undef);
+reload_snowflake_conf($node,
+	'snowflake.max_drift' => undef,
+	'snowflake.max_wait' => undef);
 $node->safe_psql('postgres', 'SELECT count(snowflake_nextval()) FROM generate_series(1, 10)');
-$node->stop;
-start_with_fake_clock($node, '+0');
+restart_with_fake_clock($node, '+0');
 is(stats($counters), '0|0|0|0|0|0|0|0', 'after a restart the counters start from 0');
 is(stats("mark_id >= $last_id"), 't', 'after a restart the mark is kept');
 

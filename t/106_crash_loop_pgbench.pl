@@ -1,17 +1,20 @@
+
+# Copyright (c) 2026, snowflake contributors
+
 # Issue 3, test 6: pulling the plug repeatedly under load.  pgbench inserts
 # into a table whose primary key defaults to snowflake_nextval(); the server
 # is stopped with mode "immediate" in the middle of it and started again,
 # four times.  The primary key never rejects a row, and the IDs committed
 # after each restart are all larger than those committed before it.
+
 use strict;
 use warnings FATAL => 'all';
 
 use FindBin;
 use lib $FindBin::RealBin;
 
-use IPC::Run;
 use PostgreSQL::Test::Utils;
-use SnowflakePersist;
+use SnowflakeTest;
 use Test::More;
 use Time::HiRes qw(usleep);
 
@@ -21,7 +24,8 @@ my $rounds = 4;
 # the IDs run ahead of it and each restart finds the clock behind the last ID:
 # only the persisted mark keeps the new IDs above the old ones.  (How far
 # ahead depends on the machine's speed, so it is reported, not asserted.)
-my $node = new_snowflake_node('crash_loop', conf => "snowflake.sequence_bits = 3\n");
+my $node = snowflake_node('crash_loop', worker_id => 1,
+	conf => { 'snowflake.sequence_bits' => 3 });
 $node->start;
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION snowflake;
@@ -31,17 +35,9 @@ $node->safe_psql('postgres', q{
 my $count = 0;
 foreach my $round (1 .. $rounds)
 {
-	my $script = $node->basedir . "/insert_$round.sql";
-	append_to_file($script, "INSERT INTO t(round) VALUES ($round);\n");
-
-	my ($out, $err) = ('', '');
-	my $pgbench = IPC::Run::start(
-		[
-			'pgbench', '-n', '-c', '4', '-j', '2', '-T', '30',
-			'-f', $script, '-h', $node->host, '-p', $node->port, 'postgres'
-		],
-		'>', \$out, '2>', \$err,
-		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	my $bench = start_pgbench($node, "INSERT INTO t(round) VALUES ($round);\n",
+		'-c' => 4, '-j' => 2, '-T' => 30);
+	my $pgbench = $bench->{handle};
 
 	# Let the load get going (unless pgbench gives up), then pull the plug.
 	my $inserting = 0;
@@ -71,7 +67,7 @@ foreach my $round (1 .. $rounds)
 	{
 		ok(!$finished, "round $round: the crash cut pgbench short");
 	}
-	unlike("$out$err", qr/duplicate key/,
+	unlike("$bench->{stdout}$bench->{stderr}", qr/duplicate key/,
 		"round $round: pgbench saw no duplicate key");
 
 	$node->start;

@@ -11,25 +11,16 @@
 use strict;
 use warnings FATAL => 'all';
 
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest;
 use Test::More;
 
-sub preloaded_node
-{
-	my ($name, $worker_id) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-
-	$node->init;
-	$node->append_conf('postgresql.conf',
-		    "shared_preload_libraries = 'snowflake'\n"
-		  . "snowflake.worker_id = $worker_id\n"
-		  . "TimeZone = 'UTC'\n");
-	$node->start;
-	return $node;
-}
-
-my $source = preloaded_node('source', 1);
+my $source = snowflake_node('source', worker_id => 1);
+$source->start;
 
 $source->safe_psql('postgres', 'CREATE DATABASE app');
 $source->safe_psql(
@@ -108,7 +99,8 @@ like($listing, qr/^    id bigint DEFAULT public\.snowflake_nextval\(\) NOT NULL,
 $source->stop;
 
 # A fresh cluster on the same machine, worker 2.
-my $target = preloaded_node('target', 2);
+my $target = snowflake_node('target', worker_id => 2);
+$target->start;
 
 $target->safe_psql('postgres', 'CREATE DATABASE from_plain');
 $target->safe_psql('postgres', 'CREATE DATABASE from_custom');

@@ -12,9 +12,12 @@ use strict;
 use warnings FATAL => 'all';
 
 use FindBin;
+use lib $FindBin::RealBin;
+
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest;
 use Test::More;
 
 # The first Python that has both modules: $PYTHON, python3 on PATH (which
@@ -37,12 +40,7 @@ plan skip_all =>
   'needs python3 with sqlalchemy and psycopg2 (Debian: python3-sqlalchemy python3-psycopg2)'
   unless defined $python;
 
-my $node = PostgreSQL::Test::Cluster->new('orm');
-$node->init;
-$node->append_conf('postgresql.conf',
-	    "shared_preload_libraries = 'snowflake'\n"
-	  . "snowflake.worker_id = 1\n"
-	  . "TimeZone = 'UTC'\n");
+my $node = snowflake_node('orm', worker_id => 1);
 $node->start;
 $node->safe_psql('postgres', 'CREATE DATABASE orm');
 $node->safe_psql('orm', 'CREATE EXTENSION snowflake');

@@ -14,20 +14,18 @@
 use strict;
 use warnings FATAL => 'all';
 
-use File::Temp;
-use IPC::Run;
+use FindBin;
+use lib $FindBin::RealBin;
+
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('realistic');
-$node->init;
-$node->append_conf('postgresql.conf',
-	    "shared_preload_libraries = 'snowflake'\n"
-	  . "snowflake.worker_id = 1\n"
-	  . "TimeZone = 'UTC'\n"
-	  . "max_connections = 20\n"
-	  . "deadlock_timeout = '100ms'\n");
+my $node = snowflake_node(
+	'realistic',
+	worker_id => 1,
+	conf => { max_connections => 20, deadlock_timeout => '100ms' });
 $node->start;
 
 $node->safe_psql(
@@ -64,42 +62,28 @@ INSERT INTO "Sales Dept"."Order ""Lines""" (parent_id, qty) SELECT id, :client_i
 INSERT INTO audit_log (what) VALUES ('bench');
 COMMIT;
 };
-my ($fh, $script_file) = File::Temp::tempfile(
-	'bench_XXXX',
-	DIR => PostgreSQL::Test::Utils::tempdir,
-	SUFFIX => '.sql');
-print $fh $script;
-close $fh or die "could not close $script_file: $!";
 
-sub start_pgbench
+sub start_bench
 {
-	my ($seconds, $out, $err) = @_;
-	my @cmd = (
-		$node->installed_command('pgbench'),
-		'-n', '-f', $script_file, '-c', '4', '-j', '2', '-T', $seconds,
-		'-h', $node->host, '-p', $node->port, 'postgres');
-	note "running: @cmd";
-	return IPC::Run::start(\@cmd, '>', $out, '2>', $err);
+	my ($seconds) = @_;
+	return start_pgbench($node, $script, '-c' => 4, '-j' => 2, '-T' => $seconds);
 }
 
 sub check_pgbench
 {
-	my ($name, $handle, $out, $err) = @_;
-	$handle->finish;
-	my $exit = $? >> 8;
-	note "pgbench stdout:\n$$out";
-	is($exit, 0, "$name: pgbench exits with status 0");
-	is($$err, '', "$name: pgbench reports no errors");
-	my ($processed) = $$out =~ /number of transactions actually processed: (\d+)/;
-	my ($failed) = $$out =~ /number of failed transactions: (\d+)/;
-	cmp_ok($processed // 0, '>', 0, "$name: pgbench processed transactions");
-	is($failed // 0, 0, "$name: no failed transactions");
-	return $processed // 0;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+	my ($name, $bench) = @_;
+	finish_pgbench($bench);
+	is($bench->{exit}, 0, "$name: pgbench exits with status 0");
+	is($bench->{stderr}, '', "$name: pgbench reports no errors");
+	cmp_ok($bench->{processed} // 0, '>', 0, "$name: pgbench processed transactions");
+	is($bench->{failed} // 0, 0, "$name: no failed transactions");
+	return $bench->{processed} // 0;
 }
 
 # Phase 1: migrate everything in one transaction while pgbench inserts.
-my ($out1, $err1) = ('', '');
-my $bench1 = start_pgbench(4, \$out1, \$err1);
+my $bench1 = start_bench(4);
 $node->poll_query_until('postgres',
 	"SELECT count(*) > 1000 FROM parent")
   or die 'pgbench inserted nothing';
@@ -133,7 +117,7 @@ like(
 	qr/^parent do \d+: ALTER TABLE "Sales Dept"\."Order ""Lines""" ALTER COLUMN parent_id TYPE bigint$/m,
 	'the parent migration widens the awkward table\'s parent_id');
 
-my $processed1 = check_pgbench('during the migration', $bench1, \$out1, \$err1);
+my $processed1 = check_pgbench('during the migration', $bench1);
 
 is( $node->safe_psql(
 		'postgres', q{
@@ -155,9 +139,7 @@ is( $node->safe_psql(
 	'every key defaults to snowflake_nextval() and every reference is bigint');
 
 # Phase 2: pgbench against the migrated schema only.
-my ($out2, $err2) = ('', '');
-my $bench2 = start_pgbench(5, \$out2, \$err2);
-my $processed2 = check_pgbench('after the migration', $bench2, \$out2, \$err2);
+my $processed2 = check_pgbench('after the migration', start_bench(5));
 
 my $total = $processed1 + $processed2;
 is( $node->safe_psql(

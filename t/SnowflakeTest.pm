@@ -1,27 +1,26 @@
 
 # Copyright (c) 2026, snowflake contributors
 
-=pod
-
 =head1 NAME
 
 SnowflakeTest - helpers shared by the snowflake TAP tests
 
 =head1 SYNOPSIS
 
-  use lib 't';
+  use FindBin;
+  use lib $FindBin::RealBin;
   use SnowflakeTest;
 
-  my $node = snowflake_node('main', 'snowflake.worker_id' => 1);
+  my $node = snowflake_node('main', worker_id => 1);
   $node->start;
   $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 
 =head1 DESCRIPTION
 
-Every test needs a node that preloads snowflake, a way to check that a
-statement fails with a given message, a pgbench run whose output it can
-read, and a check that IDs strictly increase in some order.  Those live
-here; everything that is specific to one test stays in the test.
+One way to make a node, a fake clock for the server only, pgbench and psql
+runs in the background, and the checks more than one test makes.  What only
+one test needs stays in that test.  Compare 64-bit IDs in SQL: helpers
+return them as text.
 
 =cut
 
@@ -31,61 +30,84 @@ use strict;
 use warnings FATAL => 'all';
 
 use Exporter 'import';
+use File::Spec;
 use File::Temp;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes ();
 
 our @EXPORT = qw(
   snowflake_node
   set_snowflake_conf
-  psql_fails_like
+  reload_snowflake_conf
+  need_libfaketime
+  set_fake_clock
+  start_with_fake_clock
+  restart_with_fake_clock
+  server_clock_offset
+  clock_offset_ok
+  start_pgbench
+  finish_pgbench
   run_pgbench
+  psql_in_background
+  psql_finished_ok
+  timed_ids_sql
+  psql_fails_like
   check_strictly_increasing
   check_no_crash
+  logged_rollbacks
+  max_id
+  read_mark_file
+  clock_behind_restart_scenario
 );
 
-=pod
+my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+
+=head2 Nodes and settings
 
 =over
 
-=item snowflake_node($name, %settings)
+=item snowflake_node($name, %options)
 
-Initialize (but do not start) a node.  It preloads snowflake unless
-C<preload =E<gt> 0> is given; every other pair becomes a line of
-postgresql.conf (values are quoted).  TimeZone is pinned to UTC, parallel
-query is off so that "one statement" means "one process", and
-postgresql.conf includes F<snowflake_test.conf>, which
-C<set_snowflake_conf> rewrites to change settings between restarts.
+Initialize (but do not start) a node.  Options: C<preload =E<gt> 0> to leave
+snowflake out of shared_preload_libraries; C<worker_id =E<gt> N> to set
+snowflake.worker_id (unset otherwise); C<conf =E<gt> { name =E<gt> value }>
+for more postgresql.conf lines (values are quoted); C<init =E<gt> { ... }>
+for $node->init (e.g. C<allows_streaming =E<gt> 1>).  TimeZone is pinned to
+UTC, parallel query is off so that "one statement" means "one process", and
+postgresql.conf ends by including F<snowflake_test.conf>, which
+C<set_snowflake_conf> rewrites.
 
 =cut
 
 sub snowflake_node
 {
-	my ($name, %settings) = @_;
-	my $preload = exists $settings{preload} ? delete $settings{preload} : 1;
+	my ($name, %options) = @_;
+	my @unknown = grep { !/^(preload|worker_id|conf|init)$/ } keys %options;
+	die "snowflake_node: unknown option(s) @unknown" if @unknown;
+	my %conf = %{ $options{conf} // {} };
 	my $node = PostgreSQL::Test::Cluster->new($name);
 
-	$node->init;
+	$node->init(%{ $options{init} // {} });
 
-	my $conf = "TimeZone = 'UTC'\n"
-	  . "max_parallel_workers_per_gather = 0\n";
-	$conf .= "shared_preload_libraries = 'snowflake'\n" if $preload;
-	$conf .= "$_ = '$settings{$_}'\n" for sort keys %settings;
-	$conf .= "include_if_exists = 'snowflake_test.conf'\n";
-	$node->append_conf('postgresql.conf', $conf);
-
+	$conf{shared_preload_libraries} = 'snowflake' if $options{preload} // 1;
+	$conf{'snowflake.worker_id'} = $options{worker_id}
+	  if defined $options{worker_id};
+	$node->append_conf('postgresql.conf',
+		"TimeZone = 'UTC'\n"
+		  . "max_parallel_workers_per_gather = 0\n"
+		  . join('', map { "$_ = '$conf{$_}'\n" } sort keys %conf)
+		  . "include_if_exists = 'snowflake_test.conf'\n");
 	return $node;
 }
-
-=pod
 
 =item set_snowflake_conf($node, %settings)
 
 Replace the contents of the node's F<snowflake_test.conf> (included last by
-postgresql.conf, so it wins) with the given settings.  Takes effect at the
-next restart or reload.
+postgresql.conf, so it wins) with the given settings; undef values are left
+out.  Takes effect at the next restart or reload.
 
 =cut
 
@@ -95,12 +117,306 @@ sub set_snowflake_conf
 	my $file = $node->data_dir . '/snowflake_test.conf';
 
 	open my $fh, '>', $file or die "could not write $file: $!";
-	print $fh "$_ = '$settings{$_}'\n" for sort keys %settings;
+	print $fh "$_ = '$settings{$_}'\n"
+	  for grep { defined $settings{$_} } sort keys %settings;
 	close $fh or die "could not close $file: $!";
 	return;
 }
 
-=pod
+=item reload_snowflake_conf($node, %settings)
+
+C<set_snowflake_conf>, reload, and wait until new sessions see every named
+setting at its value (undef: at its default).
+
+=cut
+
+sub reload_snowflake_conf
+{
+	my ($node, %settings) = @_;
+
+	set_snowflake_conf($node, %settings);
+	$node->reload;
+	foreach my $name (sort keys %settings)
+	{
+		my $value = $settings{$name};
+		my $check =
+		  'SELECT setting = '
+		  . (defined $value ? "'$value'" : 'boot_val')
+		  . " FROM pg_settings WHERE name = '$name'";
+
+		$node->poll_query_until('postgres', $check)
+		  or die "timed out waiting for the reload: $check";
+	}
+	return;
+}
+
+=back
+
+=head2 A fake clock for the server
+
+libfaketime is preloaded into pg_ctl and the server it starts, and shifts
+their clock by an offset read from a file on every clock call, so the offset
+can be changed while the server runs.  The environment is restored once the
+node is up: psql and pgbench keep the real time.  Backends and auxiliary
+processes see the fake time, but the postmaster logs the real time in the
+lines it writes from its signal handlers.
+
+=over
+
+=item need_libfaketime()
+
+Skip the whole test if libfaketime is not installed.
+
+=cut
+
+sub need_libfaketime
+{
+	plan skip_all => "libfaketime not found at $libfaketime"
+	  unless -e $libfaketime;
+	return;
+}
+
+# The node's offset file.  An absolute path: the server runs in its data
+# directory, and libfaketime silently keeps the real time if it cannot open
+# the file.
+sub _clock_file
+{
+	my ($node) = @_;
+	return File::Spec->rel2abs($node->basedir . '/faketime');
+}
+
+=item set_fake_clock($node, $offset)
+
+Set the node's clock offset, e.g. "+0" or "-600" (seconds).  A server
+running under the fake clock sees it at once.  The file is replaced by a
+rename, so the server never reads a half-written one.
+
+=cut
+
+sub set_fake_clock
+{
+	my ($node, $offset) = @_;
+	my $file = _clock_file($node);
+
+	open my $fh, '>', "$file.tmp" or die "could not write \"$file.tmp\": $!";
+	print $fh "$offset\n";
+	close $fh or die "could not close \"$file.tmp\": $!";
+	rename "$file.tmp", $file or die "could not rename to \"$file\": $!";
+	return;
+}
+
+# Set the offset and run $action with libfaketime in the environment of
+# pg_ctl (whose start-up check compares its clock with the server's) and so
+# of the server.  FAKETIME_NO_SHM: every process reads the file itself
+# rather than sharing state through shared memory.
+sub _under_fake_clock
+{
+	my ($node, $offset, $action) = @_;
+
+	set_fake_clock($node, $offset);
+	local $ENV{LD_PRELOAD}                   = $libfaketime;
+	local $ENV{FAKETIME_TIMESTAMP_FILE}      = _clock_file($node);
+	local $ENV{FAKETIME_NO_CACHE}            = '1';
+	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
+	local $ENV{FAKETIME_NO_SHM}              = '1';
+	return $action->();
+}
+
+=item start_with_fake_clock($node, $offset, %start_params)
+
+=item restart_with_fake_clock($node, $offset)
+
+Set the offset and start (restart) the node under the fake clock.  The
+environment is restored afterwards.
+
+=cut
+
+sub start_with_fake_clock
+{
+	my ($node, $offset, %start_params) = @_;
+	return _under_fake_clock($node, $offset,
+		sub { $node->start(%start_params) });
+}
+
+sub restart_with_fake_clock
+{
+	my ($node, $offset) = @_;
+	return _under_fake_clock($node, $offset, sub { $node->restart });
+}
+
+=item server_clock_offset($node)
+
+How many seconds the server's clock is ahead of this process's.
+
+=cut
+
+sub server_clock_offset
+{
+	my ($node) = @_;
+	my $server = $node->safe_psql('postgres',
+		'SELECT extract(epoch FROM clock_timestamp())');
+	return $server - Time::HiRes::time();
+}
+
+=item clock_offset_ok($node, $expected, $test_name)
+
+Check that the server's clock is $expected seconds off the real time,
+within 5 seconds.
+
+=cut
+
+sub clock_offset_ok
+{
+	my ($node, $expected, $test_name) = @_;
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+	my $offset = server_clock_offset($node);
+	ok(abs($offset - $expected) < 5,
+		"$test_name (offset $offset s, expected $expected s)");
+	return;
+}
+
+=back
+
+=head2 pgbench and psql in the background
+
+=over
+
+=item start_pgbench($node, $script, @options)
+
+Start pgbench against the postgres database with $script as its only custom
+script (and C<-n>, so it needs no pgbench tables), plus @options.  Returns a
+hash reference with C<handle> (the IPC::Run harness, with a timeout),
+C<stdout> and C<stderr>.
+
+=item finish_pgbench($bench)
+
+Wait for it and add to the hash C<exit> (the exit status) and, parsed from
+stdout, C<processed> (transactions actually processed) and C<failed>
+(failed transactions; undef if not reported).  Returns the hash.
+
+=item run_pgbench($node, $script, @options)
+
+Both at once.
+
+=cut
+
+sub start_pgbench
+{
+	my ($node, $script, @options) = @_;
+	my ($fh, $file) = File::Temp::tempfile(
+		'pgbench_XXXX',
+		DIR => PostgreSQL::Test::Utils::tempdir,
+		SUFFIX => '.sql');
+
+	print $fh $script;
+	close $fh or die "could not close $file: $!";
+
+	my @cmd = (
+		$node->installed_command('pgbench'),
+		'-n', '-f', $file,
+		'-h', $node->host, '-p', $node->port,
+		@options, 'postgres');
+	my %bench = (stdout => '', stderr => '');
+
+	note "running: @cmd";
+	$bench{handle} = IPC::Run::start(
+		\@cmd, '>', \$bench{stdout}, '2>', \$bench{stderr},
+		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	return \%bench;
+}
+
+sub finish_pgbench
+{
+	my ($bench) = @_;
+
+	$bench->{handle}->finish;
+	$bench->{exit} = $? >> 8;
+	note "pgbench stdout:\n$bench->{stdout}";
+	note "pgbench stderr:\n$bench->{stderr}" if $bench->{stderr} ne '';
+
+	($bench->{processed}) =
+	  $bench->{stdout} =~ /number of transactions actually processed: (\d+)/;
+	($bench->{failed}) =
+	  $bench->{stdout} =~ /number of failed transactions: (\d+)/;
+	return $bench;
+}
+
+sub run_pgbench
+{
+	return finish_pgbench(start_pgbench(@_));
+}
+
+=item psql_in_background($node, $sql)
+
+Start psql running $sql as one command in a session of its own.  Returns a
+hash reference with C<handle>, C<stdout> and C<stderr>.
+
+=item psql_finished_ok($run, $test_name)
+
+Wait for it; check that it exits with status 0 and reports no errors.
+
+=cut
+
+sub psql_in_background
+{
+	my ($node, $sql) = @_;
+	my %run = (stdout => '', stderr => '');
+
+	$run{handle} = IPC::Run::start(
+		[
+			$node->installed_command('psql'), '-X', '-v', 'ON_ERROR_STOP=1',
+			'-h', $node->host, '-p', $node->port, '-d', 'postgres', '-c', $sql
+		],
+		'>', \$run{stdout}, '2>', \$run{stderr},
+		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	return \%run;
+}
+
+sub psql_finished_ok
+{
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+	my ($run, $test_name) = @_;
+
+	$run->{handle}->finish;
+	is($? >> 8, 0, "$test_name exits with status 0");
+	is($run->{stderr}, '', "$test_name reports no errors");
+	return;
+}
+
+=item timed_ids_sql($table, $count, %constants)
+
+An INSERT of $count IDs into $table's columns n (1 to $count), before, id
+and after, plus columns set to the given constants.  "before" and "after"
+are clock readings taken around each snowflake_nextval() call: the OFFSET 0
+subqueries cannot be flattened, so for each row "before" is evaluated,
+then snowflake_nextval() one level up, then "after" at the top.
+
+=cut
+
+sub timed_ids_sql
+{
+	my ($table, $count, %constants) = @_;
+	my @names = sort keys %constants;
+	my $columns = join('', map { "$_, " } @names);
+	my $values = join('', map { "$constants{$_}, " } @names);
+
+	return qq{
+		INSERT INTO $table (${columns}n, before, id, after)
+		SELECT ${values}n, before, id, clock_timestamp()
+		FROM (SELECT n, before, snowflake_nextval() AS id
+			  FROM (SELECT n, clock_timestamp() AS before
+					FROM generate_series(1, $count) AS n
+					OFFSET 0) a
+			  OFFSET 0) b};
+}
+
+=back
+
+=head2 Checks
+
+=over
 
 =item psql_fails_like($node, $sql, $expected, $test_name)
 
@@ -120,51 +436,6 @@ sub psql_fails_like
 	like($stderr, $expected, "$test_name: error message");
 	return $stderr;
 }
-
-=pod
-
-=item run_pgbench($node, $script, @options)
-
-Run pgbench against the node's postgres database with $script as its only
-custom script (and C<-n>, so it needs no pgbench tables), plus @options.
-Returns a hash reference with C<exit> (the exit status), C<stdout>,
-C<stderr>, and, parsed from stdout, C<processed> (transactions actually
-processed) and C<failed> (failed transactions; undef if not reported).
-
-=cut
-
-sub run_pgbench
-{
-	my ($node, $script, @options) = @_;
-	my ($fh, $file) = File::Temp::tempfile(
-		'pgbench_XXXX',
-		DIR => PostgreSQL::Test::Utils::tempdir,
-		SUFFIX => '.sql');
-
-	print $fh $script;
-	close $fh or die "could not close $file: $!";
-
-	my @cmd = (
-		$node->installed_command('pgbench'),
-		'-n', '-f', $file,
-		'-h', $node->host, '-p', $node->port,
-		@options, 'postgres');
-	my ($stdout, $stderr) = ('', '');
-
-	note "running: @cmd";
-	IPC::Run::run(\@cmd, '>', \$stdout, '2>', \$stderr);
-	my %result = (exit => $? >> 8, stdout => $stdout, stderr => $stderr);
-	note "pgbench stdout:\n$stdout";
-	note "pgbench stderr:\n$stderr" if $stderr ne '';
-
-	$result{processed} = $1
-	  if $stdout =~ /number of transactions actually processed: (\d+)/;
-	$result{failed} = $1
-	  if $stdout =~ /number of failed transactions: (\d+)/;
-	return \%result;
-}
-
-=pod
 
 =item check_strictly_increasing($node, $from, $partition, $order, $test_name)
 
@@ -194,8 +465,6 @@ sub check_strictly_increasing
 	return;
 }
 
-=pod
-
 =item check_no_crash($node, $test_name)
 
 Check that the node still answers queries and that its log shows no server
@@ -218,7 +487,171 @@ sub check_no_crash
 	return;
 }
 
-=pod
+=item logged_rollbacks($node, $log_offset)
+
+The N of every "snowflake: system clock moved back by N ms" line in the
+node's log after $log_offset.
+
+=cut
+
+sub logged_rollbacks
+{
+	my ($node, $log_offset) = @_;
+	my $log = slurp_file($node->logfile, $log_offset);
+	return $log =~ /snowflake: system clock moved back by (\d+) ms/g;
+}
+
+=item max_id($node, $where)
+
+max(id) of table ids (optionally restricted by a WHERE clause), as text.
+Dies if there is none, so a comparison against it is never vacuous.
+
+=cut
+
+sub max_id
+{
+	my ($node, $where) = @_;
+	my $sql = 'SELECT max(id) FROM ids' . (defined $where ? " WHERE $where" : '');
+	my $max = $node->safe_psql('postgres', $sql);
+
+	die "no IDs for \"$sql\"" unless $max =~ /^\d+$/;
+	return $max;
+}
+
+=item read_mark_file($node, $exists_name, $format_name)
+
+Check that the node's F<snowflake.mark> exists (test $exists_name) and is
+one line holding an ID in decimal (test $format_name).  Returns the ID as
+text.
+
+=cut
+
+sub read_mark_file
+{
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+	my ($node, $exists_name, $format_name) = @_;
+	my $mark_file = $node->data_dir . '/snowflake.mark';
+
+	ok(-f $mark_file, $exists_name);
+	my $mark = slurp_file($mark_file);
+	like($mark, qr/^\d+\n\z/, $format_name);
+	chomp $mark;
+	return $mark;
+}
+
+=back
+
+=head2 Scenarios
+
+=over
+
+=item clock_behind_restart_scenario($stop_mode)
+
+Issue 3, tests 1 and 2.  Issue IDs, stop the node with $stop_mode ("fast"
+or "immediate"), and start it with the clock 10 minutes behind.  With
+snowflake.max_drift raised to allow it, every new ID is larger than every
+earlier one, drift_ms shows the 10 minutes and the log is clean; with the
+default max_drift, snowflake_nextval() refuses with a clear error and no ID
+is issued; back at the real time, IDs are issued again, all larger than
+before.
+
+=cut
+
+sub clock_behind_restart_scenario
+{
+	my ($mode) = @_;
+	my $node = snowflake_node("clock_behind_$mode", worker_id => 1);
+	my ($ret, $stdout, $stderr);
+
+	start_with_fake_clock($node, '+0');
+	clock_offset_ok($node, 0, 'fake clock at +0 reads the real time');
+
+	$node->safe_psql('postgres', q{
+		CREATE EXTENSION snowflake;
+		CREATE TABLE ids (id bigint NOT NULL, phase int NOT NULL);
+		INSERT INTO ids SELECT snowflake_nextval(), 1 FROM generate_series(1, 1000);
+	});
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM ids WHERE phase = 1'),
+		'1000', 'phase 1: IDs issued at the real time');
+	my $max1 = max_id($node);
+
+	# Phase 2: 10 minutes behind, allowed by max_drift.
+	set_snowflake_conf($node, 'snowflake.max_drift' => 700000);
+	$node->stop($mode);
+	my $log_offset = -s $node->logfile;
+	start_with_fake_clock($node, '-600');
+	clock_offset_ok($node, -600, "after $mode stop: the server's clock is 10 minutes behind");
+
+	$node->safe_psql('postgres',
+		'INSERT INTO ids SELECT snowflake_nextval(), 2 FROM generate_series(1, 1000)');
+	is( $node->safe_psql(
+			'postgres',
+			"SELECT count(*), bool_and(id > $max1) FROM ids WHERE phase = 2"),
+		'1000|t',
+		"after $mode stop, clock 10 min behind: every new ID is larger than every earlier one");
+	is( $node->safe_psql(
+			'postgres', 'SELECT count(*) = count(DISTINCT id) FROM ids'),
+		't', 'no ID issued twice');
+	# The drift is 10 minutes, plus the mark window (~1 s) the first IDs
+	# start from, minus the seconds since phase 1.
+	is( $node->safe_psql(
+			'postgres',
+			'SELECT drift_ms BETWEEN 570000 AND 620000, ids_issued, clock_rollbacks, refusals FROM snowflake_stats'),
+		't|1000|0|0',
+		'snowflake_stats: drift_ms is about 10 minutes, no rollback or refusal counted');
+	my $log = slurp_file($node->logfile, $log_offset);
+	unlike($log, qr/WARNING|ERROR|FATAL|PANIC/, 'server log: no warning or error');
+	unlike($log, qr/clock moved back/,
+		'server log: a restart with the clock behind is not a rollback while running');
+
+	# Phase 3: still 10 minutes behind, default max_drift.
+	my $max2 = max_id($node);
+	set_snowflake_conf($node);
+	$node->stop($mode);
+	start_with_fake_clock($node, '-600');
+	clock_offset_ok($node, -600, 'still 10 minutes behind');
+	is( $node->safe_psql(
+			'postgres',
+			"SELECT setting FROM pg_settings WHERE name = 'snowflake.max_drift'"),
+		'60000', 'max_drift is back at its default');
+
+	($ret, $stdout, $stderr) =
+	  $node->psql('postgres', 'SELECT snowflake_nextval()');
+	isnt($ret, 0, 'default max_drift: snowflake_nextval() fails');
+	is($stdout, '', 'default max_drift: no ID returned');
+	like(
+		$stderr,
+		qr/ERROR:  system clock is too far behind the last snowflake ID/,
+		'default max_drift: the error says the clock is too far behind');
+	($ret, $stdout, $stderr) = $node->psql('postgres',
+		'INSERT INTO ids SELECT snowflake_nextval(), 3 FROM generate_series(1, 10)');
+	isnt($ret, 0, 'default max_drift: an INSERT with new IDs fails');
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM ids WHERE phase = 3'),
+		'0', 'default max_drift: no ID stored');
+	is( $node->safe_psql(
+			'postgres',
+			'SELECT ids_issued, refusals FROM snowflake_stats'),
+		'0|2', 'snowflake_stats: no ID issued, both refusals counted');
+
+	# Phase 4: back at the real time.
+	$node->stop($mode);
+	start_with_fake_clock($node, '+0');
+	clock_offset_ok($node, 0, 'the clock is back at the real time');
+	$node->safe_psql('postgres',
+		'INSERT INTO ids SELECT snowflake_nextval(), 4 FROM generate_series(1, 1000)');
+	is( $node->safe_psql(
+			'postgres',
+			"SELECT count(*), bool_and(id > $max2) FROM ids WHERE phase = 4"),
+		'1000|t',
+		'back at the real time: IDs are issued again, all larger than before');
+	is( $node->safe_psql(
+			'postgres', 'SELECT count(*), count(DISTINCT id) FROM ids'),
+		'3000|3000', 'no ID issued twice over all restarts');
+
+	$node->stop;
+	return;
+}
 
 =back
 
