@@ -10,9 +10,12 @@
 use strict;
 use warnings FATAL => 'all';
 
+use FindBin;
+use lib $FindBin::RealBin;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest;
 use Test::More;
 
 my $columns = q{
@@ -24,15 +27,11 @@ my $columns = q{
 my @primaries;
 for my $n (1 .. 3)
 {
-	my $node = PostgreSQL::Test::Cluster->new("primary$n");
-	$node->init(allows_streaming => 'logical');
-	$node->append_conf(
-		'postgresql.conf', qq{
-shared_preload_libraries = 'snowflake'
-snowflake.worker_id = $n
-shared_buffers = 16MB
-TimeZone = 'UTC'
-});
+	my $node = snowflake_node(
+		"primary$n",
+		worker_id => $n,
+		init => { allows_streaming => 'logical' },
+		conf => { shared_buffers => '16MB' });
 	$node->start;
 	$node->safe_psql(
 		'postgres', qq{
@@ -45,15 +44,12 @@ TimeZone = 'UTC'
 
 # The aggregator preloads snowflake (for snowflake_parse) but has no worker
 # id: it never generates.  Its table has no default.
-my $aggregator = PostgreSQL::Test::Cluster->new('aggregator');
-$aggregator->init;
-$aggregator->append_conf(
-	'postgresql.conf', q{
-shared_preload_libraries = 'snowflake'
-max_logical_replication_workers = 6
-shared_buffers = 16MB
-TimeZone = 'UTC'
-});
+my $aggregator = snowflake_node(
+	'aggregator',
+	conf => {
+		max_logical_replication_workers => 6,
+		shared_buffers => '16MB'
+	});
 $aggregator->start;
 $aggregator->safe_psql(
 	'postgres', q{

@@ -19,22 +19,21 @@
 use strict;
 use warnings FATAL => 'all';
 
+use FindBin;
+use lib $FindBin::RealBin;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use SnowflakeTest;
 use Test::More;
 
 sub fleet_node
 {
 	my ($name, $worker_id) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
-	$node->init(allows_streaming => 'logical');
-	$node->append_conf(
-		'postgresql.conf', qq{
-shared_preload_libraries = 'snowflake'
-snowflake.worker_id = $worker_id
-TimeZone = 'UTC'
-});
+	my $node = snowflake_node(
+		$name,
+		worker_id => $worker_id,
+		init => { allows_streaming => 'logical' });
 	$node->start;
 	$node->safe_psql(
 		'postgres', q{
@@ -147,8 +146,7 @@ SKIP:
 	skip 'dblink is not installed', 4
 	  unless -e $node_a->config_data('--sharedir') . '/extension/dblink.control';
 
-	my $central = PostgreSQL::Test::Cluster->new('central');
-	$central->init;
+	my $central = snowflake_node('central', preload => 0);
 	$central->start;
 	$central->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 	my $central_connstr = $central->connstr . ' dbname=postgres';
