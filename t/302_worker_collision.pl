@@ -43,17 +43,6 @@ sub fleet_node
 	return $node;
 }
 
-# Run $sql on $node; it must fail with an error matching $expected.
-sub fails_like
-{
-	local $Test::Builder::Level = $Test::Builder::Level + 1;
-	my ($node, $sql, $expected, $test_name) = @_;
-	my ($ret, $stdout, $stderr) = $node->psql('postgres', $sql);
-	isnt($ret, 0, "$test_name: fails");
-	like($stderr, $expected, "$test_name: error message");
-	return $stderr;
-}
-
 sub set_worker_id
 {
 	my ($node, $worker_id) = @_;
@@ -119,14 +108,14 @@ is( $node_a->safe_psql(
 	'0',
 	'... without an error');
 
-my $err = fails_like($node_b, 'SELECT snowflake_check_worker()',
+my $err = psql_fails_like($node_b, 'SELECT snowflake_check_worker()',
 	qr/ERROR:  snowflake worker id 5 is registered to another server/,
 	'B: the check');
 like(
 	$err,
 	qr/DETAIL:  The registry gives worker id 5 to database system $sys_a \(host "node-a"\) since .*; this server is database system $sys_b\./,
 	'B: the check names both systems and the registered host');
-$err = fails_like($node_b, "SELECT snowflake_register_worker('node-b')",
+$err = psql_fails_like($node_b, "SELECT snowflake_register_worker('node-b')",
 	qr/ERROR:  snowflake worker id 5 is already registered by another server/,
 	'B: registering worker id 5');
 like(
@@ -164,7 +153,7 @@ SKIP:
 	is(registry($central), '5=node-a', 'central: A registered');
 
 	$node_b->safe_psql('postgres', 'CREATE EXTENSION dblink');
-	$err = fails_like($node_b, $push->('node-b'),
+	$err = psql_fails_like($node_b, $push->('node-b'),
 		qr/ERROR:  snowflake worker id 5 is already registered by another server/,
 		'central: B registering worker id 5');
 	like(
@@ -276,17 +265,17 @@ wait_until_stopped($node_b, 'reg_from_a');
 set_worker_id($node_b, -1);
 is($node_b->safe_psql('postgres', 'SELECT worker_id IS NULL FROM snowflake_worker_identity()'),
 	't', 'unset: the identity has no worker id');
-fails_like($node_b, 'SELECT snowflake_register_worker()',
+psql_fails_like($node_b, 'SELECT snowflake_register_worker()',
 	qr/ERROR:  snowflake\.worker_id is not set/, 'unset: registering');
-fails_like($node_b, 'SELECT snowflake_check_worker()',
+psql_fails_like($node_b, 'SELECT snowflake_check_worker()',
 	qr/ERROR:  snowflake\.worker_id is not set/, 'unset: the check');
 
 $node_b->adjust_conf('postgresql.conf', 'shared_preload_libraries', "''");
 $node_b->restart;
-fails_like($node_b, 'SELECT snowflake_register_worker()',
+psql_fails_like($node_b, 'SELECT snowflake_register_worker()',
 	qr/ERROR:  snowflake must be loaded via shared_preload_libraries/,
 	'not preloaded: registering');
-fails_like($node_b, 'SELECT snowflake_check_worker()',
+psql_fails_like($node_b, 'SELECT snowflake_check_worker()',
 	qr/ERROR:  snowflake must be loaded via shared_preload_libraries/,
 	'not preloaded: the check');
 
