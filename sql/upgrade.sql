@@ -1,11 +1,16 @@
 --
--- The upgrade path: install the first release, update to the current
--- version, and check that the result matches a fresh install object for
--- object.  Later tests run against the fresh install.
+-- The upgrade path: install the first release, update it one release at a
+-- time to the current version, and check that the result matches a fresh
+-- install object for object.  Later tests run against the fresh install.
 --
 CREATE EXTENSION snowflake VERSION '1.0';
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
 SELECT snowflake_nextval() > 0 AS works_in_1_0;
+
+ALTER EXTENSION snowflake UPDATE TO '1.1';
+SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
+SELECT snowflake_nextval() > 0 AS works_in_1_1;
+SELECT ids_issued > 0 AS stats_in_1_1 FROM snowflake_stats;
 
 ALTER EXTENSION snowflake UPDATE;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions
