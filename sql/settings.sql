@@ -35,3 +35,38 @@ ALTER SYSTEM SET snowflake.worker_id = 2000000;
 ALTER SYSTEM SET snowflake.worker_bits = 21;
 ALTER SYSTEM SET snowflake.sequence_bits = 0;
 ALTER SYSTEM SET snowflake.max_drift = -1;
+
+-- words whose meaning depends on when they are read are not an epoch
+ALTER SYSTEM SET snowflake.epoch = 'today';
+ALTER SYSTEM SET snowflake.epoch = 'yesterday';
+ALTER SYSTEM SET snowflake.epoch = 'now';
+ALTER SYSTEM SET snowflake.epoch = 'epoch';
+ALTER SYSTEM SET snowflake.epoch = '-infinity';
+
+-- each value is also checked against the other settings in force
+-- (worker_id 1, 10 worker bits, 12 sequence bits, 41 timestamp bits)
+ALTER SYSTEM SET snowflake.worker_id = 1024;
+ALTER SYSTEM SET snowflake.worker_bits = 0;
+ALTER SYSTEM SET snowflake.worker_bits = 17;
+ALTER SYSTEM SET snowflake.sequence_bits = 19;
+ALTER SYSTEM SET snowflake.epoch = '1900-01-01 00:00:00+00';
+
+-- none of them reached postgresql.auto.conf; good values do
+SELECT count(*) AS snowflake_lines_in_auto_conf
+  FROM pg_file_settings
+ WHERE name LIKE 'snowflake.%' AND sourcefile LIKE '%postgresql.auto.conf';
+ALTER SYSTEM SET snowflake.worker_id = 1023;
+ALTER SYSTEM SET snowflake.epoch = '2020-01-01 00:00:00';
+SELECT name, setting
+  FROM pg_file_settings
+ WHERE name LIKE 'snowflake.%' AND sourcefile LIKE '%postgresql.auto.conf'
+ ORDER BY name;
+ALTER SYSTEM RESET snowflake.worker_id;
+ALTER SYSTEM RESET snowflake.epoch;
+
+-- the epoch was read once, in UTC, when the server started: a session's
+-- TimeZone does not move it
+SET TimeZone = 'Pacific/Auckland';
+SELECT epoch = '2025-01-01 00:00:00+00' AS epoch_in_utc FROM snowflake_stats;
+SELECT created_at = '2025-01-01 00:00:00+00' AS id_0_at_epoch FROM snowflake_parse(0);
+RESET TimeZone;

@@ -23,7 +23,11 @@
  * What the sources use, version by version
  * ----------------------------------------
  *	DecodeDateTime		16 added a DateTimeErrorExtra * argument, unchanged
- *						in 17 and 18: compat_DecodeDateTime below.
+ *						in 17 and 18, that must not be NULL:
+ *						compat_DecodeDateTime below.
+ *	DecodeSpecial		takes "char *" in 15 and "const char *" in later
+ *						sources; layout.c passes a "char *", which converts
+ *						to either.
  *	XLogRegisterData	takes "char *" in 15 and 16 and "const void *" in
  *						18; mark.c passes a "char *", which converts to
  *						either.
@@ -52,14 +56,23 @@
 #error "snowflake needs PostgreSQL 15 or later (custom WAL resource managers carry its failover guarantee)"
 #endif
 
-/* PostgreSQL 16 added a DateTimeErrorExtra argument to DecodeDateTime. */
+/*
+ * PostgreSQL 16 added a DateTimeErrorExtra argument to DecodeDateTime, which
+ * it writes to on some errors (an unknown time zone name), so it must point
+ * somewhere; we report our own message and ignore what it holds.
+ */
+static inline int
+compat_DecodeDateTime(char **field, int *ftype, int nf, int *dtype,
+					  struct pg_tm *tm, fsec_t *fsec, int *tzp)
+{
 #if PG_VERSION_NUM >= 160000
-#define compat_DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp) \
-	DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp, NULL)
+	DateTimeErrorExtra extra;
+
+	return DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp, &extra);
 #else
-#define compat_DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp) \
-	DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp)
+	return DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp);
 #endif
+}
 
 /*
  * The module's magic block, written "SNOWFLAKE_MODULE_MAGIC;" in place of

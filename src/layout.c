@@ -3,11 +3,13 @@
  * layout.c
  *	  The bit layout of an ID and its epoch: validation and encoding.
  *
- * The layout settings are PGC_POSTMASTER, so a backend validates them once,
- * on first use, and keeps the result.  Validation here covers what does not
- * depend on the clock (the epoch parses, the timestamp field is wide
- * enough); whether the clock lies inside the layout's lifetime is checked by
- * the generator each time it reads the clock.
+ * The layout settings are PGC_POSTMASTER.  The epoch is parsed once, when
+ * the postmaster loads the library, so that every backend sees the same
+ * instant whatever its TimeZone; a backend validates the layout on first use
+ * and keeps the result.  Validation here covers what does not depend on the
+ * clock (the epoch parses, the timestamp field is wide enough); whether the
+ * clock lies inside the layout's lifetime is checked by the generator each
+ * time it reads the clock.
  *
  * Ranges, and why:
  *	worker_bits		0..20	0 means a single server; 20 allows a million
@@ -25,6 +27,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "pgtime.h"
 #include "utils/datetime.h"
 #include "utils/timestamp.h"
 
@@ -33,9 +36,12 @@
 
 /*
  * Parse an epoch string without throwing, so that GUC check hooks can use
- * it.  Accepts a date and time (with a zone offset, or in the server's
- * TimeZone), in whole milliseconds.  On failure, sets *problem to a
- * sentence for errdetail and returns false.
+ * it.  Accepts a date and time in whole milliseconds.  The epoch must stand
+ * for the same instant in every session and on every day, so a time written
+ * without a zone is read as UTC, not in the session's TimeZone, and the
+ * special words (now, today, yesterday, tomorrow, epoch, infinity, ...) are
+ * refused.  On failure, sets *problem to a sentence for errdetail and
+ * returns false.
  */
 bool
 snowflake_parse_epoch(const char *str, TimestampTz *result,
@@ -49,17 +55,49 @@ snowflake_parse_epoch(const char *str, TimestampTz *result,
 	int			tz;
 	struct pg_tm tt;
 	fsec_t		fsec;
+	pg_tz	   *session_tz = session_timezone;
+	pg_tz	   *utc;
+	int			status;
+	int			i;
 
 	if (ParseDateTime(str, workbuf, sizeof(workbuf), field, ftype,
-					  MAXDATEFIELDS, &nf) != 0 ||
-		compat_DecodeDateTime(field, ftype, nf, &dtype, &tt, &fsec, &tz) != 0)
+					  MAXDATEFIELDS, &nf) != 0)
 	{
 		*problem = "It is not a valid timestamp with time zone; write it like 2025-01-01 00:00:00+00.";
 		return false;
 	}
-	if (dtype != DTK_DATE)
+
+	/* ParseDateTime lowercased the words, as DecodeSpecial wants them */
+	for (i = 0; i < nf; i++)
 	{
-		*problem = "Special values such as now, epoch and infinity are not allowed; write an instant like 2025-01-01 00:00:00+00.";
+		int			val;
+
+		if ((ftype[i] == DTK_STRING || ftype[i] == DTK_SPECIAL) &&
+			DecodeSpecial(i, field[i], &val) == RESERV)
+		{
+			*problem = "Special values such as now, today, epoch and infinity are not allowed; write an instant like 2025-01-01 00:00:00+00.";
+			return false;
+		}
+	}
+
+	/* a time without a zone is read as UTC */
+	utc = pg_tzset("UTC");
+	if (utc == NULL)
+		utc = pg_tzset_offset(0);
+	session_timezone = utc;
+	PG_TRY();
+	{
+		status = compat_DecodeDateTime(field, ftype, nf, &dtype, &tt, &fsec, &tz);
+	}
+	PG_FINALLY();
+	{
+		session_timezone = session_tz;
+	}
+	PG_END_TRY();
+
+	if (status != 0 || dtype != DTK_DATE)
+	{
+		*problem = "It is not a valid timestamp with time zone; write it like 2025-01-01 00:00:00+00.";
 		return false;
 	}
 	if (tm2timestamp(&tt, fsec, &tz, result) != 0 || !IS_VALID_TIMESTAMP(*result))
@@ -73,6 +111,21 @@ snowflake_parse_epoch(const char *str, TimestampTz *result,
 		return false;
 	}
 	return true;
+}
+
+/*
+ * snowflake.epoch as parsed when the library was loaded: in the postmaster,
+ * so every backend inherits the same result and none parses it again.
+ */
+static TimestampTz loaded_epoch;
+static const char *loaded_epoch_problem = NULL;
+
+void
+snowflake_load_epoch(void)
+{
+	if (!snowflake_parse_epoch(snowflake_epoch, &loaded_epoch,
+							   &loaded_epoch_problem))
+		Assert(loaded_epoch_problem != NULL);
 }
 
 /*
@@ -99,8 +152,6 @@ snowflake_layout(void)
 {
 	static SnowflakeLayout layout;
 	static bool valid = false;
-	TimestampTz epoch;
-	const char *problem;
 	int			timestamp_bits;
 
 	if (valid)
@@ -113,12 +164,12 @@ snowflake_layout(void)
 	 * server start (see snowflake.c), so that it lands here rather than
 	 * being silently replaced by the default.
 	 */
-	if (!snowflake_parse_epoch(snowflake_epoch, &epoch, &problem))
+	if (loaded_epoch_problem != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIG_FILE_ERROR),
 				 errmsg("invalid value for snowflake.epoch: \"%s\"",
 						snowflake_epoch),
-				 errdetail_internal("%s", problem),
+				 errdetail("%s", loaded_epoch_problem),
 				 errhint("Fix snowflake.epoch in postgresql.conf and restart the server.")));
 
 	timestamp_bits = 63 - snowflake_worker_bits - snowflake_sequence_bits;
@@ -134,7 +185,7 @@ snowflake_layout(void)
 	layout.timestamp_bits = timestamp_bits;
 	layout.worker_bits = snowflake_worker_bits;
 	layout.sequence_bits = snowflake_sequence_bits;
-	layout.epoch = epoch;
+	layout.epoch = loaded_epoch;
 	layout.max_timestamp = (INT64CONST(1) << timestamp_bits) - 1;
 	layout.max_worker = (INT64CONST(1) << snowflake_worker_bits) - 1;
 	layout.max_sequence = (INT64CONST(1) << snowflake_sequence_bits) - 1;
@@ -205,8 +256,19 @@ snowflake_check_id(int64 id)
 }
 
 /*
- * The instant a timestamp field stands for.  Wide layouts can hold
- * timestamps beyond PostgreSQL's range; those raise an error.
+ * Whether timestamptz can hold the instant a timestamp field stands for:
+ * wide layouts can hold timestamps beyond PostgreSQL's range.
+ */
+bool
+snowflake_timestamp_fits(const SnowflakeLayout *layout, int64 timestamp)
+{
+	/* in milliseconds: END_TIMESTAMP - epoch overflows for early epochs */
+	return timestamp <= floor_ms(END_TIMESTAMP - 1) - layout->epoch / 1000;
+}
+
+/*
+ * The instant a timestamp field stands for, or an error if timestamptz
+ * cannot hold it.
  */
 TimestampTz
 snowflake_timestamp_to_timestamptz(const SnowflakeLayout *layout,
@@ -214,8 +276,7 @@ snowflake_timestamp_to_timestamptz(const SnowflakeLayout *layout,
 {
 	Assert(timestamp >= 0);
 
-	/* in milliseconds: END_TIMESTAMP - epoch overflows for early epochs */
-	if (timestamp > floor_ms(END_TIMESTAMP - 1) - layout->epoch / 1000)
+	if (!snowflake_timestamp_fits(layout, timestamp))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("snowflake timestamp " INT64_FORMAT " is out of range for timestamp with time zone",

@@ -15,8 +15,9 @@
  * boot values with only a warning in the log.  The boot values are chosen so
  * that this is safe: snowflake.worker_id boots "unset", which refuses to
  * generate.  For snowflake.epoch the default would silently shift every ID,
- * so its check hook accepts any value while the server starts and the
- * problem is reported each time an ID is requested (see layout.c).
+ * so the check hooks accept any value while the server starts and the
+ * problem is reported each time an ID is requested (see layout.c); later,
+ * ALTER SYSTEM is refused values that cannot work (see the check hooks).
  *
  *-------------------------------------------------------------------------
  */
@@ -50,17 +51,90 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 void		_PG_init(void);
 
+/*
+ * Check hooks.
+ *
+ * While postgresql.conf is applied at server start they accept whatever the
+ * ranges allow: a rejected value would be replaced by its boot value with
+ * only a warning in the log, and for the epoch that default would silently
+ * shift every ID.  The layout is validated as a whole when IDs are first
+ * asked for (layout.c), and generation refuses with an error naming the
+ * settings.
+ *
+ * Afterwards (ALTER SYSTEM, or a reload of an edited postgresql.conf) each
+ * value is also checked against the other settings in force, so that a
+ * combination that cannot work is refused before it reaches the file.
+ * Changing two settings that depend on each other may therefore need a
+ * particular order, which the detail message names.
+ */
+
+/* The timestamp width these worker and sequence widths leave. */
+static int
+timestamp_bits(int worker_bits, int sequence_bits)
+{
+	return 63 - worker_bits - sequence_bits;
+}
+
+static bool
+check_layout_bits(int worker_bits, int sequence_bits)
+{
+	if (timestamp_bits(worker_bits, sequence_bits) < SNOWFLAKE_MIN_TIMESTAMP_BITS)
+	{
+		GUC_check_errdetail("snowflake.worker_bits = %d and snowflake.sequence_bits = %d leave %d of the 63 bits for the timestamp; at least %d are needed.",
+							worker_bits, sequence_bits,
+							timestamp_bits(worker_bits, sequence_bits),
+							SNOWFLAKE_MIN_TIMESTAMP_BITS);
+		return false;
+	}
+	return true;
+}
+
+static bool
+check_worker_fits(int worker_id, int worker_bits)
+{
+	if (worker_id != SNOWFLAKE_WORKER_ID_UNSET && worker_id >= (1 << worker_bits))
+	{
+		GUC_check_errdetail("Worker id %d does not fit in %d worker bits, which hold 0 to %d; change snowflake.worker_id and snowflake.worker_bits so that it fits.",
+							worker_id, worker_bits, (1 << worker_bits) - 1);
+		return false;
+	}
+	return true;
+}
+
+static bool
+check_worker_id(int *newval, void **extra, GucSource source)
+{
+	if (process_shared_preload_libraries_in_progress)
+		return true;
+	return check_worker_fits(*newval, snowflake_worker_bits);
+}
+
+static bool
+check_worker_bits(int *newval, void **extra, GucSource source)
+{
+	if (process_shared_preload_libraries_in_progress)
+		return true;
+	return check_layout_bits(*newval, snowflake_sequence_bits) &&
+		check_worker_fits(snowflake_worker_id, *newval);
+}
+
+static bool
+check_sequence_bits(int *newval, void **extra, GucSource source)
+{
+	if (process_shared_preload_libraries_in_progress)
+		return true;
+	return check_layout_bits(snowflake_worker_bits, *newval);
+}
+
 static bool
 check_epoch(char **newval, void **extra, GucSource source)
 {
 	TimestampTz epoch;
+	TimestampTz now = GetCurrentTimestamp();
 	const char *problem;
+	int			bits = timestamp_bits(snowflake_worker_bits,
+									  snowflake_sequence_bits);
 
-	/*
-	 * While postgresql.conf is applied at server start, accept anything: a
-	 * rejected value would be replaced by the default epoch, which silently
-	 * shifts every ID.  snowflake_layout() refuses to work with it instead.
-	 */
 	if (process_shared_preload_libraries_in_progress)
 		return true;
 
@@ -69,9 +143,18 @@ check_epoch(char **newval, void **extra, GucSource source)
 		GUC_check_errdetail("%s", problem);
 		return false;
 	}
-	if (epoch > GetCurrentTimestamp())
+	if (epoch > now)
 	{
 		GUC_check_errdetail("The epoch must not be in the future.");
+		return false;
+	}
+	/* the current layout's lifetime, counted from this epoch, must not be over */
+	if (bits >= SNOWFLAKE_MIN_TIMESTAMP_BITS &&
+		(now - epoch) / 1000 > (INT64CONST(1) << bits) - 1)
+	{
+		GUC_check_errdetail("With %d timestamp bits, IDs last %.1f years from the epoch, and this epoch is older than that; choose a later epoch.",
+							bits,
+							(double) (INT64CONST(1) << bits) / (1000.0 * 3600 * 24 * 365.25));
 		return false;
 	}
 	return true;
@@ -120,7 +203,7 @@ define_settings(void)
 							SNOWFLAKE_WORKER_ID_UNSET, SNOWFLAKE_MAX_WORKER_ID,
 							PGC_POSTMASTER,
 							0,
-							NULL, NULL, show_worker_id);
+							check_worker_id, NULL, show_worker_id);
 
 	DefineCustomStringVariable("snowflake.epoch",
 							   "The instant that timestamp 0 of an ID stands for.",
@@ -139,7 +222,7 @@ define_settings(void)
 							SNOWFLAKE_MIN_WORKER_BITS, SNOWFLAKE_MAX_WORKER_BITS,
 							PGC_POSTMASTER,
 							0,
-							NULL, NULL, NULL);
+							check_worker_bits, NULL, NULL);
 
 	DefineCustomIntVariable("snowflake.sequence_bits",
 							"Number of bits of an ID that count IDs within one millisecond.",
@@ -149,7 +232,7 @@ define_settings(void)
 							SNOWFLAKE_MIN_SEQUENCE_BITS, SNOWFLAKE_MAX_SEQUENCE_BITS,
 							PGC_POSTMASTER,
 							0,
-							NULL, NULL, NULL);
+							check_sequence_bits, NULL, NULL);
 
 	DefineCustomIntVariable("snowflake.max_drift",
 							"How far ahead of the wall clock an ID's timestamp may run.",
@@ -185,6 +268,7 @@ _PG_init(void)
 		return;
 
 	define_settings();
+	snowflake_load_epoch();
 	snowflake_register_rmgr();
 
 	prev_shmem_request_hook = shmem_request_hook;

@@ -67,6 +67,7 @@ typedef struct SnowflakeLayout
 /* layout.c */
 extern bool snowflake_parse_epoch(const char *str, TimestampTz *result,
 								  const char **problem);
+extern void snowflake_load_epoch(void);
 extern void snowflake_require_preload(void);
 extern const SnowflakeLayout *snowflake_layout(void);
 extern int64 snowflake_clock_ms(const SnowflakeLayout *layout);
@@ -76,6 +77,8 @@ extern int64 snowflake_compose(const SnowflakeLayout *layout, int64 timestamp,
 extern void snowflake_decompose(const SnowflakeLayout *layout, int64 id,
 								int64 *timestamp, int64 *worker,
 								int64 *sequence);
+extern bool snowflake_timestamp_fits(const SnowflakeLayout *layout,
+									 int64 timestamp);
 extern TimestampTz snowflake_timestamp_to_timestamptz(const SnowflakeLayout *layout,
 													  int64 timestamp);
 extern int64 snowflake_ms_since_epoch(const SnowflakeLayout *layout,
