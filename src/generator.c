@@ -135,17 +135,22 @@ snowflake_shmem_init(void)
 
 /*
  * Raise the floor and the mark to a persisted mark, during recovery (the
- * WAL redo of a mark record).  Values only ever go up.
+ * WAL redo of a mark record).  Values only ever go up.  Returns whether the
+ * mark went up, that is, whether the mark file must be rewritten.
  */
-void
+bool
 snowflake_raise_mark(int64 mark_id)
 {
+	bool		raised;
+
 	LWLockAcquire(state->lock, LW_EXCLUSIVE);
 	if (mark_id > state->last_id)
 		state->last_id = mark_id;
-	if (mark_id > state->mark_id)
+	raised = mark_id > state->mark_id;
+	if (raised)
 		state->mark_id = mark_id;
 	LWLockRelease(state->lock);
+	return raised;
 }
 
 /*

@@ -18,8 +18,8 @@
  *			file, fsynced and renamed into place.  WAL alone is not enough:
  *			recovery starts at the last checkpoint, so a mark logged before
  *			it would be skipped.  The file is read when shared memory is set
- *			up; redo of a mark record also writes it, so a standby that
- *			restarts keeps what it replayed.
+ *			up; redo of a mark record that raises the mark also writes
+ *			it, so a standby that restarts keeps what it replayed.
  *
  * The resource manager id is SNOWFLAKE_RMGR_ID.  Every server that replays
  * our WAL (the primary after a crash, standbys, PITR restores) must preload
@@ -100,7 +100,17 @@ write_mark_file(int64 mark_id, int elevel)
 				 errmsg("could not close file \"%s\": %m",
 						SNOWFLAKE_MARK_TMP_FILE)));
 
-	(void) durable_rename(SNOWFLAKE_MARK_TMP_FILE, SNOWFLAKE_MARK_FILE, elevel);
+	/*
+	 * The temporary file is durable, so the rename only needs the directory
+	 * synced after it (durable_rename would also sync both files again,
+	 * which a call crossing the mark would wait for).
+	 */
+	if (rename(SNOWFLAKE_MARK_TMP_FILE, SNOWFLAKE_MARK_FILE) != 0)
+		ereport(elevel,
+				(errcode_for_file_access(),
+				 errmsg("could not rename file \"%s\" to \"%s\": %m",
+						SNOWFLAKE_MARK_TMP_FILE, SNOWFLAKE_MARK_FILE)));
+	(void) fsync_fname_ext(".", true, false, data_sync_elevel(elevel));
 }
 
 /*
@@ -176,9 +186,14 @@ snowflake_redo(XLogReaderState *record)
 	if (info != XLOG_SNOWFLAKE_MARK)
 		elog(PANIC, "snowflake_redo: unknown op code %u", info);
 
+	/*
+	 * The file always holds the mark in shared memory (it is read at startup,
+	 * and every raise rewrites it), so a record at or below that mark has
+	 * nothing to add; rewriting the file then could only lower it.
+	 */
 	xlrec = (xl_snowflake_mark *) XLogRecGetData(record);
-	snowflake_raise_mark(xlrec->mark_id);
-	write_mark_file(xlrec->mark_id, ERROR);
+	if (snowflake_raise_mark(xlrec->mark_id))
+		write_mark_file(xlrec->mark_id, ERROR);
 }
 
 static void

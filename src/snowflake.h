@@ -134,7 +134,7 @@ typedef struct SnowflakeBlock
 /* generator.c */
 extern Size snowflake_shmem_size(void);
 extern void snowflake_shmem_init(void);
-extern void snowflake_raise_mark(int64 mark_id);
+extern bool snowflake_raise_mark(int64 mark_id);
 extern int64 snowflake_reserve(int64 n, SnowflakeBlock *block);
 extern int64 snowflake_block_id(const SnowflakeLayout *layout,
 								const SnowflakeBlock *block, int64 i);
