@@ -17,10 +17,18 @@ SELECT count(*) AS one_row FROM snowflake_stats();
 
 -- reset zeroes the counters, not the state
 SELECT snowflake_stats_reset();
-SELECT ids_issued, marks_written, clock_rollbacks, largest_rollback_ms, borrows,
-       waits, wait_time_ms, refusals,
+SELECT ids_issued, largest_drift_ms, marks_written, clock_rollbacks,
+       largest_rollback_ms, borrows, waits, wait_time_ms, refusals,
        last_id >= snowflake_currval() AS state_kept,
        stats_reset > now() - interval '1 minute' AS just_reset
+  FROM snowflake_stats;
+
+-- a batch of 100000 IDs takes them from about 25 ms of ID time at once,
+-- borrowing ahead of the clock: the largest drift records it
+SELECT count(*) FROM snowflake_nextval(100000);
+SELECT largest_drift_ms >= 20 AS drift_recorded,
+       largest_drift_ms >= drift_ms AS largest_is_largest,
+       borrows >= 20 AS borrowed
   FROM snowflake_stats;
 
 -- anyone may read the counters; resetting them needs superuser or a grant

@@ -17,6 +17,7 @@ SELECT extversion = (SELECT default_version FROM pg_available_extensions
                       WHERE name = 'snowflake') AS is_current
   FROM pg_extension WHERE extname = 'snowflake';
 SELECT snowflake_nextval() > 0 AS works_after_update;
+SELECT largest_drift_ms >= 0 AS stats_in_1_2 FROM snowflake_stats;
 
 -- every member object with its markings, comment and privileges
 CREATE FUNCTION pg_temp.snowflake_members()

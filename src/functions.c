@@ -134,7 +134,21 @@ snowflake_parse(PG_FUNCTION_ARGS)
 }
 
 PG_FUNCTION_INFO_V1(snowflake_stats);
+PG_FUNCTION_INFO_V1(snowflake_stats_1_2);
 PG_FUNCTION_INFO_V1(snowflake_stats_reset);
+
+/*
+ * The columns of snowflake_stats() grew between versions of the SQL
+ * objects; a database not yet updated still calls the older C function.
+ */
+typedef enum StatsVersion
+{
+	STATS_V1_1,					/* 19 columns */
+	STATS_V1_2					/* 1.1's, and largest_drift_ms after drift_ms */
+} StatsVersion;
+
+#define STATS_COLUMNS_V1_1	19
+#define STATS_COLUMNS_V1_2	20
 
 /* An int64 that may be "none" (-1) as a nullable bigint column. */
 #define SET_ID_COLUMN(i, v) \
@@ -143,14 +157,14 @@ PG_FUNCTION_INFO_V1(snowflake_stats_reset);
 		values[i] = Int64GetDatum(v); \
 	} while (0)
 
-Datum
-snowflake_stats(PG_FUNCTION_ARGS)
+static Datum
+stats_internal(FunctionCallInfo fcinfo, StatsVersion version)
 {
 	const SnowflakeLayout *layout = snowflake_layout();
 	int			shift = layout->worker_bits + layout->sequence_bits;
 	TupleDesc	tupdesc;
-	Datum		values[19];
-	bool		nulls[19];
+	Datum		values[STATS_COLUMNS_V1_2];
+	bool		nulls[STATS_COLUMNS_V1_2];
 	SnowflakeStats stats;
 	int64		last_id;
 	int64		mark_id;
@@ -159,6 +173,9 @@ snowflake_stats(PG_FUNCTION_ARGS)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
+	if (tupdesc->natts != (version == STATS_V1_1 ? STATS_COLUMNS_V1_1 : STATS_COLUMNS_V1_2))
+		elog(ERROR, "snowflake_stats() has %d columns, which does not match the library; run ALTER EXTENSION snowflake UPDATE",
+			 tupdesc->natts);
 
 	snowflake_get_stats(&stats, &last_id, &mark_id, &drift_ms);
 	memset(nulls, 0, sizeof(nulls));
@@ -174,11 +191,21 @@ snowflake_stats(PG_FUNCTION_ARGS)
 	SET_ID_COLUMN(i, last_id);
 	i++;
 	values[i++] = Int64GetDatum(drift_ms);
+	if (version >= STATS_V1_2)
+		values[i++] = Int64GetDatum(stats.largest_drift_ms);
 	SET_ID_COLUMN(i, mark_id);
 	i++;
-	nulls[i] = mark_id < 0;
-	values[i++] = mark_id < 0 ? (Datum) 0 :
-		TimestampTzGetDatum(snowflake_timestamp_to_timestamptz(layout, mark_id >> shift));
+
+	/*
+	 * After a change of layout or epoch the old mark may stand for an
+	 * instant timestamptz cannot hold; show NULL rather than fail the whole
+	 * row, which is what one looks at to diagnose such a change.
+	 */
+	if (mark_id < 0 || !snowflake_timestamp_fits(layout, mark_id >> shift))
+		nulls[i] = true;
+	else
+		values[i] = TimestampTzGetDatum(snowflake_timestamp_to_timestamptz(layout, mark_id >> shift));
+	i++;
 	values[i++] = Int64GetDatum(stats.marks_written);
 	values[i++] = Int64GetDatum(stats.clock_rollbacks);
 	values[i++] = Int64GetDatum(stats.largest_rollback_ms);
@@ -187,9 +214,22 @@ snowflake_stats(PG_FUNCTION_ARGS)
 	values[i++] = Float8GetDatum(stats.wait_us / 1000.0);
 	values[i++] = Int64GetDatum(stats.refusals);
 	values[i++] = TimestampTzGetDatum(stats.stats_reset);
-	Assert(i == lengthof(values));
+	Assert(i == tupdesc->natts);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/* snowflake_stats() as version 1.1 of the SQL objects declares it */
+Datum
+snowflake_stats(PG_FUNCTION_ARGS)
+{
+	return stats_internal(fcinfo, STATS_V1_1);
+}
+
+Datum
+snowflake_stats_1_2(PG_FUNCTION_ARGS)
+{
+	return stats_internal(fcinfo, STATS_V1_2);
 }
 
 Datum

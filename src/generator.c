@@ -243,6 +243,8 @@ generator_step(const SnowflakeLayout *layout, int64 worker, int64 now,
 	state->last_id = *id;
 	state->stats.ids_issued += last - first + 1;
 	state->stats.borrows += (borrowed ? 1 : 0) + (last >> seq_bits) - ts;
+	if ((last >> seq_bits) - now > state->stats.largest_drift_ms)
+		state->stats.largest_drift_ms = (last >> seq_bits) - now;
 	block->first = first;
 	block->count = last - first + 1;
 	return STEP_ISSUED;
@@ -355,6 +357,18 @@ advance_mark(const SnowflakeLayout *layout, int64 id)
 	LWLockRelease(state->mark_lock);
 }
 
+/* Count a call that waited for the clock since wait_started. */
+static void
+count_wait(TimestampTz wait_started)
+{
+	int64		us = GetCurrentTimestamp() - wait_started;
+
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	state->stats.waits++;
+	state->stats.wait_us += us;
+	LWLockRelease(state->lock);
+}
+
 /*
  * Sleep for the clock to catch up by "ms" milliseconds, without the lock.
  * Cancellable, and ends with the server.
@@ -383,6 +397,7 @@ snowflake_reserve(int64 n, SnowflakeBlock *block)
 	const SnowflakeLayout *layout = snowflake_layout();
 	int64		worker = checked_worker_id(layout);
 	TimestampTz wait_started = 0;
+	bool		slept = false;
 
 	Assert(state != NULL);
 	Assert(n >= 1);
@@ -420,15 +435,8 @@ snowflake_reserve(int64 n, SnowflakeBlock *block)
 		switch (step)
 		{
 			case STEP_ISSUED:
-				if (wait_started != 0)
-				{
-					int64		us = GetCurrentTimestamp() - wait_started;
-
-					LWLockAcquire(state->lock, LW_EXCLUSIVE);
-					state->stats.waits++;
-					state->stats.wait_us += us;
-					LWLockRelease(state->lock);
-				}
+				if (slept)
+					count_wait(wait_started);
 				return block->count;
 
 			case STEP_NEED_MARK:
@@ -440,8 +448,14 @@ snowflake_reserve(int64 n, SnowflakeBlock *block)
 					wait_started = GetCurrentTimestamp();
 				waited = (GetCurrentTimestamp() - wait_started) / 1000;
 				if (waited + excess > snowflake_max_wait)
+				{
+					/* a call that waited and still fails counts as a wait too */
+					if (slept)
+						count_wait(wait_started);
 					refuse(step, layout, excess + snowflake_max_drift);
+				}
 				wait_for_clock(excess);
+				slept = true;
 				break;
 
 			default:

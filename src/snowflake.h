@@ -111,6 +111,7 @@ typedef struct SnowflakeStats
 {
 	int64		ids_issued;
 	int64		marks_written;
+	int64		largest_drift_ms;
 	int64		clock_rollbacks;
 	int64		largest_rollback_ms;
 	int64		borrows;
