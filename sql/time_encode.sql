@@ -56,6 +56,9 @@ SELECT snowflake_decode('');
 SELECT snowflake_decode('000000000000');
 SELECT snowflake_decode('00000000000000');
 SELECT snowflake_decode(repeat('0', 26));
+-- a long input is cut short in the message
+SELECT snowflake_decode(repeat('0', 10000));
+SELECT snowflake_decode(repeat('0', 30) || '-');
 
 -- errors: characters that are not digits, including U, separators and
 -- spaces

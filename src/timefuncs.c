@@ -454,6 +454,18 @@ snowflake_encode(PG_FUNCTION_ARGS)
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(buf, SNOWFLAKE_BASE32_LENGTH));
 }
 
+/*
+ * The input of snowflake_decode as error messages show it: cut after a few
+ * characters (at a character boundary), so a long input cannot flood the log.
+ */
+static char *
+shown_input(const char *str, int len)
+{
+	int			shown = pg_mbcliplen(str, len, 2 * SNOWFLAKE_BASE32_LENGTH);
+
+	return psprintf("%.*s%s", shown, str, shown < len ? "..." : "");
+}
+
 Datum
 snowflake_decode(PG_FUNCTION_ARGS)
 {
@@ -473,7 +485,7 @@ snowflake_decode(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 					 errmsg("invalid snowflake text ID: \"%s\"",
-							text_to_cstring(txt)),
+							shown_input(str, len)),
 					 errdetail("Character %d, \"%.*s\", is not a Crockford base32 digit.",
 							   bad + 1, pg_mblen(str + bad), str + bad),
 					 errhint("The digits are 0-9 and the letters A-Z except U, in either case; O is read as 0, and I and L as 1.")));
@@ -483,7 +495,7 @@ snowflake_decode(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 					 errmsg("invalid snowflake text ID: \"%s\"",
-							text_to_cstring(txt)),
+							shown_input(str, len)),
 					 errdetail("It has %d characters; a snowflake text ID has exactly %d.",
 							   len, SNOWFLAKE_BASE32_LENGTH)));
 			break;
@@ -492,7 +504,7 @@ snowflake_decode(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("snowflake text ID \"%s\" is out of range for type bigint",
-							text_to_cstring(txt)),
+							shown_input(str, len)),
 					 errdetail("Its value is above 9223372036854775807 (2^63 - 1); the first character of a snowflake text ID is 0 to 7.")));
 			break;
 	}
