@@ -60,6 +60,7 @@ our @EXPORT = qw(
   logged_rollbacks
   max_id
   read_mark_file
+  issue_ids_across_marks
   clock_behind_restart_scenario
 );
 
@@ -538,6 +539,38 @@ sub read_mark_file
 	like($mark, qr/^\d+\n\z/, $format_name);
 	chomp $mark;
 	return $mark;
+}
+
+=item issue_ids_across_marks($node, $phase, $steps, $test_name)
+
+For a node running under the fake clock at +0: move its clock forward 3 s
+at a time, $steps times, and at each step insert 1000 IDs into its table
+ids (id, phase).  A mark reaches 1 s of ID time ahead (MARK_WINDOW_MS in
+src/generator.c), so every step passes the mark and logs a new one: checks
+(after resetting the counters first) that snowflake_stats counted all the
+IDs and at least $steps new marks.
+
+=cut
+
+sub issue_ids_across_marks
+{
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+	my ($node, $phase, $steps, $test_name) = @_;
+
+	$node->safe_psql('postgres', 'SELECT snowflake_stats_reset()');
+	foreach my $step (1 .. $steps)
+	{
+		set_fake_clock($node, '+' . 3 * $step);
+		$node->safe_psql('postgres',
+			"INSERT INTO ids SELECT snowflake_nextval(), $phase FROM generate_series(1, 1000)");
+	}
+	is( $node->safe_psql(
+			'postgres',
+			"SELECT ids_issued, marks_written >= $steps FROM snowflake_stats"),
+		1000 * $steps . '|t',
+		$test_name);
+	return;
 }
 
 =back
