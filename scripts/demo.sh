@@ -29,7 +29,7 @@ cleanup() {
 	[ -z "$pids" ] || kill $pids 2>/dev/null || true
 	if [ -n "$started" ]; then
 		say "Stopping the cluster and removing $WORK"
-		as_pg "$PG_BINDIR/pg_ctl" -D "$WORK/data" -m fast -s stop 2>/dev/null || true
+		cluster_stop "$WORK"
 	fi
 	rm -rf "$WORK"
 	exit "$status"
@@ -40,23 +40,15 @@ trap 'exit 143' TERM
 cd "$WORK"	# a directory the cluster's user can enter
 
 say "Creating a throwaway cluster in $WORK (runs as $(pg_user))"
-as_pg "$PG_BINDIR/initdb" -D "$WORK/data" -A trust -E UTF8 --no-locale --no-sync \
-	>"$WORK/initdb.log" 2>&1 || { cat "$WORK/initdb.log"; die "initdb failed"; }
-cat >>"$WORK/data/postgresql.conf" <<EOF
-
-# added by scripts/demo.sh
-listen_addresses = ''			# no TCP, only the unix socket below
-unix_socket_directories = '$WORK'
-port = $PORT
+cluster_create "$WORK" "$PORT" <<EOF
 fsync = off				# a throwaway cluster
 shared_preload_libraries = 'snowflake'
 snowflake.worker_id = 1
 EOF
-sed -n '/^# added by scripts\/demo.sh/,$p' "$WORK/data/postgresql.conf"
+sed -n '/^# added by demo.sh/,$p' "$WORK/data/postgresql.conf"
 
 started=1
-as_pg "$PG_BINDIR/pg_ctl" -D "$WORK/data" -l "$WORK/server.log" -w -s start ||
-	{ cat "$WORK/server.log"; die "the server did not start"; }
+cluster_start "$WORK"
 
 run_psql() {
 	as_pg "$PG_BINDIR/psql" -X -q -v ON_ERROR_STOP=1 -P pager=off \

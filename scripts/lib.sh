@@ -12,6 +12,11 @@ DEMO_PACKAGES=("postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" build-es
 TEST_PACKAGES=("${DEMO_PACKAGES[@]}" libipc-run-perl faketime rsync
 	python3-psycopg2 python3-sqlalchemy gnuplot-nox)
 
+# What the benchmark adds (bench/run.sh): gnuplot for the chart, valgrind
+# for instruction counts.
+# shellcheck disable=SC2034 # used by bench/run.sh
+BENCH_PACKAGES=("${DEMO_PACKAGES[@]}" gnuplot-nox valgrind)
+
 # What building the Debian package adds (scripts/build-deb.sh).
 # shellcheck disable=SC2034 # used by build-deb.sh
 DEB_PACKAGES=(debhelper postgresql-server-dev-all "postgresql-server-dev-$PG_MAJOR"
@@ -79,4 +84,32 @@ owned_tmpdir() {
 		chown postgres:postgres "$dir"
 	fi
 	echo "$dir"
+}
+
+# Throwaway clusters (demo.sh, bench/run.sh) live in a directory of their
+# own, DIR: the data directory is DIR/data, the log DIR/server.log, and the
+# server listens only on a unix socket in DIR (no TCP), so its port cannot
+# clash with any other server on the machine.
+
+# cluster_create DIR PORT: initdb, then add to postgresql.conf the socket
+# settings and the lines read from stdin.
+cluster_create() {
+	local dir=$1 port=$2
+	as_pg "$PG_BINDIR/initdb" -D "$dir/data" -A trust -E UTF8 --no-locale --no-sync \
+		>"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log"; die "initdb failed"; }
+	{
+		printf '\n# added by %s\n' "$(basename "$0")"
+		printf "listen_addresses = ''\t\t\t# no TCP, only the unix socket below\n"
+		printf "unix_socket_directories = '%s'\nport = %s\n" "$dir" "$port"
+		cat
+	} >>"$dir/data/postgresql.conf"
+}
+
+cluster_start() {
+	as_pg "$PG_BINDIR/pg_ctl" -D "$1/data" -l "$1/server.log" -w -s start ||
+		{ cat "$1/server.log"; die "the server did not start"; }
+}
+
+cluster_stop() {
+	as_pg "$PG_BINDIR/pg_ctl" -D "$1/data" -m fast -s stop 2>/dev/null || true
 }
