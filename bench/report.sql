@@ -1,0 +1,188 @@
+-- bench/report.sql - the markdown report of bench/run.sh, from the medians
+-- in the view med (bench/setup.sql).  Run with psql -At and the variables
+-- n (IDs per bulk statement), insert_rows (rows per INSERT ... SELECT) and
+-- burst (IDs per burst).
+
+-- the layout's ceiling: 2^sequence_bits IDs per millisecond
+SELECT (1000 * 2 ^ sequence_bits)::bigint AS ceiling FROM snowflake_stats \gset
+
+-- one median
+CREATE FUNCTION pg_temp.v(s text, nm text, c int, mt text) RETURNS float8
+LANGUAGE sql STABLE AS $$
+	SELECT value FROM med WHERE section = s AND name = nm AND clients = c AND metric = mt
+$$;
+-- a markdown table row
+CREATE FUNCTION pg_temp.md(variadic cells text[]) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$ SELECT '| ' || array_to_string(cells, ' | ', '') || ' |' $$;
+-- a number with thousands separators, and a ratio
+CREATE FUNCTION pg_temp.num(x float8, digits int DEFAULT 0) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+	SELECT CASE WHEN digits = 0 THEN to_char(round(x), 'FM999,999,999,990')
+	            ELSE to_char(round(x::numeric, digits), 'FM999,999,999,990.' || repeat('0', digits)) END
+$$;
+CREATE FUNCTION pg_temp.x(x float8) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$ SELECT to_char(round(x::numeric, 2), 'FM990.00') || 'x' $$;
+
+\echo '## 1. Bulk generation: `SELECT count(f()) FROM generate_series(1, N)`'
+\echo
+\echo 'Time for N IDs in one statement; "vs nextval()" is how many times faster than `nextval()` without a cache (above 1: faster). The ceiling is 2^sequence_bits IDs per millisecond; a burst can pass it by borrowing milliseconds ahead of the clock (within `snowflake.max_drift`).'
+\echo
+SELECT pg_temp.md('function', 'ms', 'ns per ID', 'IDs per second', 'vs nextval()', 'share of the ceiling');
+SELECT pg_temp.md('---', '---:', '---:', '---:', '---:', '---:');
+SELECT pg_temp.md('`' || name || '`', pg_temp.num(value, 1), pg_temp.num(value * 1e6 / :n, 1),
+                   pg_temp.num(:n / value * 1000),
+                   pg_temp.x(pg_temp.v('bulk', 'nextval(), no cache', 1, 'ms') / value),
+                   CASE WHEN name LIKE 'snowflake%'
+                        THEN pg_temp.num(100 * (:n / value * 1000) / :ceiling) || ' %' END)
+  FROM med WHERE section = 'bulk' ORDER BY ord;
+\echo
+
+\echo '## 2. `pgbench -M prepared`, `SELECT f()`: transactions per second'
+\echo
+SELECT pg_temp.md(VARIADIC array['function'] || array_agg(c || CASE c WHEN 1 THEN ' client' ELSE ' clients' END ORDER BY c))
+  FROM (SELECT DISTINCT clients AS c FROM med WHERE section = 'select') s;
+SELECT pg_temp.md(VARIADIC array['---'] || array_agg('---:'::text ORDER BY c))
+  FROM (SELECT DISTINCT clients AS c FROM med WHERE section = 'select') s;
+SELECT pg_temp.md(VARIADIC array['`' || name || '`'] || array_agg(pg_temp.num(value) ORDER BY clients))
+  FROM med WHERE section = 'select' GROUP BY ord, name ORDER BY ord;
+SELECT pg_temp.md(VARIADIC array['snowflake_nextval() / nextval(), no cache']
+                   || array_agg(pg_temp.x(s.value / q.value) ORDER BY s.clients))
+  FROM med s JOIN med q USING (section, clients, metric)
+ WHERE section = 'select' AND s.name = 'snowflake_nextval()' AND q.name = 'nextval(), no cache';
+\echo
+
+\echo '## 3. Inserts'
+\echo
+\echo 'pgbench, one `INSERT INTO t (v) VALUES (1)` per transaction, into `t (id <key> PRIMARY KEY, v int)`: transactions per second'
+\echo
+SELECT pg_temp.md(VARIADIC array['key'] || array_agg(c || CASE c WHEN 1 THEN ' client' ELSE ' clients' END ORDER BY c))
+  FROM (SELECT DISTINCT clients AS c FROM med WHERE section = 'insert') s;
+SELECT pg_temp.md(VARIADIC array['---'] || array_agg('---:'::text ORDER BY c))
+  FROM (SELECT DISTINCT clients AS c FROM med WHERE section = 'insert') s;
+SELECT pg_temp.md(VARIADIC array['`' || name || '`'] || array_agg(pg_temp.num(value) ORDER BY clients))
+  FROM med WHERE section = 'insert' GROUP BY ord, name ORDER BY ord;
+SELECT pg_temp.md(VARIADIC array['snowflake / ' || q.name]
+                   || array_agg(pg_temp.x(s.value / q.value) ORDER BY s.clients))
+  FROM med s JOIN med q USING (section, clients, metric)
+ WHERE section = 'insert' AND s.ord = 0 AND q.ord > 0
+ GROUP BY q.ord, q.name ORDER BY q.ord;
+\echo
+\echo 'Sizes after the last pgbench runs (the most clients):'
+\echo
+SELECT pg_temp.md('key', 'rows', 'table bytes per row', 'index bytes per row', 'index per row vs bigserial');
+SELECT pg_temp.md('---', '---:', '---:', '---:', '---:');
+SELECT pg_temp.md('`' || name || '`',
+                   pg_temp.num(pg_temp.v('insert_size', name, 0, 'rows')),
+                   pg_temp.num(pg_temp.v('insert_size', name, 0, 'table_bytes') / pg_temp.v('insert_size', name, 0, 'rows'), 1),
+                   pg_temp.num(pg_temp.v('insert_size', name, 0, 'index_bytes') / pg_temp.v('insert_size', name, 0, 'rows'), 1),
+                   pg_temp.x((pg_temp.v('insert_size', name, 0, 'index_bytes') / pg_temp.v('insert_size', name, 0, 'rows'))
+                             / (pg_temp.v('insert_size', 'bigserial', 0, 'index_bytes') / pg_temp.v('insert_size', 'bigserial', 0, 'rows'))))
+  FROM med WHERE section = 'insert_size' AND metric = 'rows' ORDER BY ord;
+\echo
+SELECT format('`INSERT INTO t (v) SELECT i FROM generate_series(1, %s) AS i`:', pg_temp.num(:insert_rows));
+\echo
+SELECT pg_temp.md('key', 'ms', 'rows per second', 'vs bigserial', 'table size', 'index size', 'index vs bigserial');
+SELECT pg_temp.md('---', '---:', '---:', '---:', '---:', '---:', '---:');
+SELECT pg_temp.md('`' || name || '`', pg_temp.num(value), pg_temp.num(:insert_rows / value * 1000),
+                   pg_temp.x(pg_temp.v('insert_select', 'bigserial', 1, 'ms') / value),
+                   pg_size_pretty(pg_temp.v('insert_select_size', name, 0, 'table_bytes')::bigint),
+                   pg_size_pretty(pg_temp.v('insert_select_size', name, 0, 'index_bytes')::bigint),
+                   pg_temp.x(pg_temp.v('insert_select_size', name, 0, 'index_bytes')
+                             / pg_temp.v('insert_select_size', 'bigserial', 0, 'index_bytes')))
+  FROM med WHERE section = 'insert_select' ORDER BY ord;
+\echo
+
+\echo '## 4. Bursts above the ceiling'
+\echo
+\echo 'One statement asks for the burst; "drift" is how far the IDs ran ahead of the clock (`largest_drift_ms` in `snowflake_stats`); borrows are milliseconds taken ahead; a wait is a call that slept for the clock.'
+\echo
+SELECT pg_temp.md('burst', 'IDs', 'ms', 'IDs per second', 'share of the ceiling', 'largest drift, ms', 'borrows', 'waits', 'wait time, ms', 'marks written');
+SELECT pg_temp.md('---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:');
+SELECT pg_temp.md('`' || name || '`', pg_temp.num(b.ids), pg_temp.num(ms), pg_temp.num(b.ids / ms * 1000),
+                   pg_temp.num(100 * (b.ids / ms * 1000) / :ceiling) || ' %',
+                   pg_temp.num(pg_temp.v('burst', name, 1, 'largest_drift_ms')),
+                   pg_temp.num(pg_temp.v('burst', name, 1, 'borrows')),
+                   pg_temp.num(pg_temp.v('burst', name, 1, 'waits')),
+                   pg_temp.num(pg_temp.v('burst', name, 1, 'wait_time_ms')),
+                   pg_temp.num(pg_temp.v('burst', name, 1, 'marks_written')))
+  FROM (SELECT ord, name, value AS ms FROM med WHERE section = 'burst' AND metric = 'ms') s,
+       LATERAL (SELECT :burst::float8 AS ids) b
+ ORDER BY ord;
+\echo
+
+\echo '## 5. Instructions per ID (callgrind, inclusive of everything the function calls)'
+\echo
+SELECT pg_temp.md('call', 'instructions per ID', 'vs nextval(), no cache');
+SELECT pg_temp.md('---', '---:', '---:');
+SELECT pg_temp.md('`' || name || '`', pg_temp.num(value),
+                   pg_temp.x(pg_temp.v('callgrind', 'nextval(), no cache', 1, 'instructions') / value))
+  FROM med WHERE section = 'callgrind' ORDER BY ord;
+SELECT format('Of `snowflake_nextval()`''s %s instructions, %s are the generator''s LWLock (acquire and release).',
+              pg_temp.num(pg_temp.v('callgrind', 'snowflake_nextval()', 1, 'instructions')),
+              pg_temp.num(value))
+  FROM med WHERE section = 'callgrind_lock';
+\echo
+
+\echo '## Targets'
+\echo
+SELECT pg_temp.md('target', 'measured', 'met');
+SELECT pg_temp.md('---', '---', '---');
+WITH t(ord, target, measured, met) AS (
+	SELECT 1, 'bulk `snowflake_nextval()` at least as fast per ID as `nextval()` without cache',
+	       pg_temp.x(pg_temp.v('bulk', 'nextval(), no cache', 1, 'ms') / pg_temp.v('bulk', 'snowflake_nextval()', 1, 'ms')),
+	       pg_temp.v('bulk', 'nextval(), no cache', 1, 'ms') >= pg_temp.v('bulk', 'snowflake_nextval()', 1, 'ms')
+	UNION ALL
+	SELECT 2, 'bulk `snowflake_nextval()` at least 3x faster than `gen_random_uuid()`',
+	       pg_temp.x(pg_temp.v('bulk', 'gen_random_uuid()', 1, 'ms') / pg_temp.v('bulk', 'snowflake_nextval()', 1, 'ms')),
+	       pg_temp.v('bulk', 'gen_random_uuid()', 1, 'ms') >= 3 * pg_temp.v('bulk', 'snowflake_nextval()', 1, 'ms')
+	UNION ALL
+	SELECT 3, 'bulk generation reaches 90 % of the ceiling, or is within 15 % of the `clock_timestamp()` floor',
+	       format('%s %% of the ceiling; %s the floor''s time',
+	              pg_temp.num(100 * (:n / pg_temp.v('bulk', 'snowflake_nextval()', 1, 'ms') * 1000) / :ceiling),
+	              pg_temp.x(pg_temp.v('bulk', 'snowflake_nextval()', 1, 'ms') / pg_temp.v('bulk', 'clock_timestamp() (floor)', 1, 'ms'))),
+	       (:n / pg_temp.v('bulk', 'snowflake_nextval()', 1, 'ms') * 1000) >= 0.9 * :ceiling
+	       OR pg_temp.v('bulk', 'snowflake_nextval()', 1, 'ms') <= 1.15 * pg_temp.v('bulk', 'clock_timestamp() (floor)', 1, 'ms')
+	UNION ALL
+	SELECT 4, 'pgbench `SELECT snowflake_nextval()` at least 0.95x `SELECT nextval()`, at every client count',
+	       'lowest ' || pg_temp.x(min(s.value / q.value)), min(s.value / q.value) >= 0.95
+	  FROM med s JOIN med q USING (section, clients, metric)
+	 WHERE section = 'select' AND s.name = 'snowflake_nextval()' AND q.name = 'nextval(), no cache'
+	UNION ALL
+	SELECT 5, 'pgbench inserts at least 0.97x `bigserial`, at every client count',
+	       'lowest ' || pg_temp.x(min(s.value / q.value)), min(s.value / q.value) >= 0.97
+	  FROM med s JOIN med q USING (section, clients, metric)
+	 WHERE section = 'insert' AND s.ord = 0 AND q.name = 'bigserial'
+	UNION ALL
+	SELECT 6, '`INSERT ... SELECT` at least 0.97x `bigserial`',
+	       pg_temp.x(pg_temp.v('insert_select', 'bigserial', 1, 'ms') / value),
+	       pg_temp.v('insert_select', 'bigserial', 1, 'ms') / value >= 0.97
+	  FROM med WHERE section = 'insert_select' AND ord = 0
+	UNION ALL
+	SELECT 7, 'index size within 2 % of `bigserial`''s (`INSERT ... SELECT`; per row after pgbench)',
+	       format('%s; %s',
+	              pg_temp.x(pg_temp.v('insert_select_size', n, 0, 'index_bytes') / pg_temp.v('insert_select_size', 'bigserial', 0, 'index_bytes')),
+	              pg_temp.x((pg_temp.v('insert_size', n, 0, 'index_bytes') / pg_temp.v('insert_size', n, 0, 'rows'))
+	                        / (pg_temp.v('insert_size', 'bigserial', 0, 'index_bytes') / pg_temp.v('insert_size', 'bigserial', 0, 'rows')))),
+	       abs(pg_temp.v('insert_select_size', n, 0, 'index_bytes') / pg_temp.v('insert_select_size', 'bigserial', 0, 'index_bytes') - 1) <= 0.02
+	       AND abs((pg_temp.v('insert_size', n, 0, 'index_bytes') / pg_temp.v('insert_size', n, 0, 'rows'))
+	               / (pg_temp.v('insert_size', 'bigserial', 0, 'index_bytes') / pg_temp.v('insert_size', 'bigserial', 0, 'rows')) - 1) <= 0.02
+	  FROM (SELECT name AS n FROM med WHERE section = 'insert_select_size' AND ord = 0 LIMIT 1) k
+	UNION ALL
+	SELECT 8, 'inserts clearly ahead of `gen_random_uuid()` (pgbench, every client count; `INSERT ... SELECT`)',
+	       format('lowest %s; %s', pg_temp.x(min(s.value / q.value)),
+	              pg_temp.x(pg_temp.v('insert_select', 'DEFAULT gen_random_uuid()', 1, 'ms')
+	                        / pg_temp.v('insert_select', 'DEFAULT snowflake_nextval()', 1, 'ms'))),
+	       min(s.value / q.value) > 1.05
+	       AND pg_temp.v('insert_select', 'DEFAULT gen_random_uuid()', 1, 'ms')
+	           > 1.05 * pg_temp.v('insert_select', 'DEFAULT snowflake_nextval()', 1, 'ms')
+	  FROM med s JOIN med q USING (section, clients, metric)
+	 WHERE section = 'insert' AND s.ord = 0 AND q.name = 'DEFAULT gen_random_uuid()'
+	UNION ALL
+	SELECT 9, 'the batch form at least 2x cheaper per ID than row-by-row calls (select list; in FROM; instructions)',
+	       format('%s; %s; %s',
+	              pg_temp.x(pg_temp.v('bulk', 'snowflake_nextval()', 1, 'ms') / pg_temp.v('bulk', 'snowflake_nextval(n), in the select list', 1, 'ms')),
+	              pg_temp.x(pg_temp.v('bulk', 'snowflake_nextval()', 1, 'ms') / pg_temp.v('bulk', 'snowflake_nextval(n), in FROM', 1, 'ms')),
+	              pg_temp.x(pg_temp.v('callgrind', 'snowflake_nextval()', 1, 'instructions') / pg_temp.v('callgrind', 'snowflake_nextval(n), per ID', 1, 'instructions'))),
+	       pg_temp.v('bulk', 'snowflake_nextval()', 1, 'ms') >= 2 * pg_temp.v('bulk', 'snowflake_nextval(n), in the select list', 1, 'ms')
+)
+SELECT pg_temp.md(target, measured, CASE WHEN met THEN 'yes' ELSE '**no**' END) FROM t ORDER BY ord;

@@ -1,0 +1,318 @@
+#!/usr/bin/env bash
+# bench/run.sh - snowflake_nextval() side by side with what users would use
+# instead (sequences, gen_random_uuid()), in one throwaway cluster, in one run.
+#
+# usage: bash bench/run.sh
+#
+# Installs what is missing (Debian packages, through sudo when not root),
+# builds and installs the extension, starts its own cluster (as the postgres
+# user when run as root), and measures:
+#   1. bulk generation in one statement, SELECT count(f()) FROM
+#      generate_series(1, N), for snowflake_nextval(), nextval() without and
+#      with a cache, gen_random_uuid() and clock_timestamp() (the floor of a
+#      function call), and the batch form snowflake_nextval(N);
+#   2. pgbench -M prepared running SELECT f() at 1, 2, 4 and 8 clients;
+#   3. pgbench single-row INSERTs into tables whose primary key defaults to
+#      snowflake_nextval(), bigserial and gen_random_uuid(), at the same client
+#      counts; INSERT ... SELECT of a million rows into each; table and index
+#      sizes;
+#   4. bursts above the layout's ceiling (2^sequence_bits IDs per ms);
+#   5. instructions per call, counted by callgrind in a single-user backend
+#      (deterministic, unlike the timings).
+# Each timing is repeated BENCH_REPS times, the competitors taking turns
+# within each repetition so that a slow patch of a shared machine hits them
+# alike, and the median is reported.  Prints a markdown report and writes it
+# (report.md), the raw numbers (raw.csv) and a chart (chart.png) to
+# BENCH_OUT.
+#
+# Environment: BENCH_N (2000000) IDs per bulk statement; BENCH_REPS (3);
+# BENCH_SECONDS (5) per pgbench run; BENCH_CLIENTS ("1 2 4 8");
+# BENCH_INSERT_ROWS (1000000); BENCH_BURST (10000000) IDs per burst;
+# BENCH_CALLGRIND_N (100000) calls counted by callgrind; BENCH_OUT (bench/out).
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+
+N=${BENCH_N:-2000000}
+REPS=${BENCH_REPS:-3}
+SECS=${BENCH_SECONDS:-5}
+CLIENTS=${BENCH_CLIENTS:-"1 2 4 8"}
+INSERT_ROWS=${BENCH_INSERT_ROWS:-1000000}
+BURST=${BENCH_BURST:-10000000}
+CG_N=${BENCH_CALLGRIND_N:-100000}
+OUT=${BENCH_OUT:-$REPO/bench/out}
+PORT=5440
+unset PGHOST PGPORT PGUSER PGDATABASE PGOPTIONS PGSERVICE
+
+install_packages "${BENCH_PACKAGES[@]}"
+build_and_install
+
+WORK=$(owned_tmpdir bench)
+started=
+cleanup() {
+	local status=$?
+	cd /
+	[ -z "$started" ] || cluster_stop "$WORK"
+	rm -rf "$WORK"
+	exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+cd "$WORK"	# a directory the cluster's user can enter
+
+# fsync stays on, so snowflake's mark writes (a WAL flush and an fsynced file
+# per second of ID time) are paid in full.  Commits do not wait for their WAL
+# flush: that flush costs the same for every key and would hide the
+# differences between them.  No autovacuum or checkpoint starts in the middle
+# of a measurement; a CHECKPOINT runs before each insert measurement.
+say "Creating the benchmark cluster in $WORK (runs as $(pg_user))"
+cluster_create "$WORK" "$PORT" <<EOF
+shared_preload_libraries = 'snowflake'
+snowflake.worker_id = 1
+shared_buffers = 512MB
+synchronous_commit = off
+autovacuum = off
+max_wal_size = 16GB
+checkpoint_timeout = 1h
+max_connections = 40
+EOF
+started=1
+cluster_start "$WORK"
+
+psql_bench() {
+	as_pg "$PG_BINDIR/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$WORK" -p "$PORT" -d bench "$@"
+}
+as_pg "$PG_BINDIR/createdb" -h "$WORK" -p "$PORT" bench
+# (through stdin: as root, the postgres user may not be able to read $REPO)
+psql_bench -f - <"$REPO/bench/setup.sql"
+
+# record SECTION ORD NAME CLIENTS REP METRIC VALUE
+record() {
+	psql_bench -c "INSERT INTO results VALUES ('$1', $2, '$3', $4, $5, '$6', $7)"
+}
+
+# pgbench_tps CLIENTS SQL: run SQL as a pgbench script, print transactions/s.
+pgbench_tps() {
+	local script out
+	script=$(mktemp "$WORK/script.XXXXXX.sql")
+	echo "$2" >"$script"
+	is_root && chown postgres "$script"
+	out=$(as_pg "$PG_BINDIR/pgbench" -h "$WORK" -p "$PORT" -n -M prepared \
+		-T "$SECS" -c "$1" -j "$1" -f "$script" bench 2>&1) ||
+		{ echo "$out" >&2; die "pgbench failed: $2"; }
+	rm -f "$script"
+	out=$(echo "$out" | sed -n 's/^tps = \([0-9.]*\) .*/\1/p')
+	[ -n "$out" ] || die "pgbench printed no tps for: $2"
+	echo "$out"
+}
+
+say "1. Bulk generation: $N IDs in one statement, $REPS times"
+bulk_names=(
+	"snowflake_nextval()"
+	"snowflake_nextval(n), in the select list"
+	"snowflake_nextval(n), in FROM"
+	"nextval(), no cache"
+	"nextval(), CACHE 100"
+	"gen_random_uuid()"
+	"clock_timestamp() (floor)"
+)
+bulk_sql=(
+	"SELECT count(snowflake_nextval()) FROM generate_series(1, $N)"
+	"SELECT count(id) FROM (SELECT snowflake_nextval($N) AS id) AS s"
+	"SELECT count(*) FROM snowflake_nextval($N)"
+	"SELECT count(nextval('seq_nocache')) FROM generate_series(1, $N)"
+	"SELECT count(nextval('seq_cache100')) FROM generate_series(1, $N)"
+	"SELECT count(gen_random_uuid()) FROM generate_series(1, $N)"
+	"SELECT count(clock_timestamp()) FROM generate_series(1, $N)"
+)
+for rep in $(seq "$REPS"); do
+	for i in "${!bulk_names[@]}"; do
+		psql_bench -c "SELECT settle()" >/dev/null
+		ms=$(psql_bench -c "SELECT time_ms(\$q\$${bulk_sql[$i]}\$q\$)")
+		record bulk "$i" "${bulk_names[$i]}" 1 "$rep" ms "$ms"
+		printf '    rep %s  %-42s %8.1f ms\n' "$rep" "${bulk_names[$i]}" "$ms"
+	done
+done
+
+say "2. pgbench -M prepared, SELECT f(), $SECS s per run, $REPS times"
+select_names=("snowflake_nextval()" "nextval(), no cache" "nextval(), CACHE 100"
+	"gen_random_uuid()" "clock_timestamp() (floor)")
+select_sql=("SELECT snowflake_nextval();" "SELECT nextval('seq_nocache');"
+	"SELECT nextval('seq_cache100');" "SELECT gen_random_uuid();"
+	"SELECT clock_timestamp();")
+for rep in $(seq "$REPS"); do
+	for c in $CLIENTS; do
+		for i in "${!select_names[@]}"; do
+			tps=$(pgbench_tps "$c" "${select_sql[$i]}")
+			record select "$i" "${select_names[$i]}" "$c" "$rep" tps "$tps"
+			printf '    rep %s  c=%-2d  %-28s %10.0f tps\n' "$rep" "$c" "${select_names[$i]}" "$tps"
+		done
+	done
+done
+
+say "3. Inserts: pgbench single-row INSERTs, $SECS s per run, and INSERT ... SELECT of $INSERT_ROWS rows, $REPS times"
+tables=(ins_snowflake ins_bigserial ins_uuid)
+table_names=("DEFAULT snowflake_nextval()" "bigserial" "DEFAULT gen_random_uuid()")
+for rep in $(seq "$REPS"); do
+	for c in $CLIENTS; do
+		for i in "${!tables[@]}"; do
+			psql_bench -c "TRUNCATE ${tables[$i]}" -c "CHECKPOINT"
+			tps=$(pgbench_tps "$c" "INSERT INTO ${tables[$i]} (v) VALUES (1);")
+			record insert "$i" "${table_names[$i]}" "$c" "$rep" tps "$tps"
+			printf '    rep %s  c=%-2d  %-28s %10.0f tps\n' "$rep" "$c" "${table_names[$i]}" "$tps"
+		done
+	done
+done
+# The tables now hold what the last runs inserted (the most clients).
+for i in "${!tables[@]}"; do
+	psql_bench -c "INSERT INTO results
+		SELECT 'insert_size', $i, '${table_names[$i]}', 0, 1, m, v
+		  FROM (SELECT count(*) AS n_rows, pg_table_size('${tables[$i]}') AS tbl,
+		               pg_indexes_size('${tables[$i]}') AS idx FROM ${tables[$i]}) AS s,
+		       LATERAL (VALUES ('rows', n_rows), ('table_bytes', tbl), ('index_bytes', idx)) AS x(m, v)"
+done
+for rep in $(seq "$REPS"); do
+	for i in "${!tables[@]}"; do
+		psql_bench -c "TRUNCATE ${tables[$i]}" -c "CHECKPOINT" -c "SELECT settle()" >/dev/null
+		ms=$(psql_bench -c "SELECT time_ms(\$q\$INSERT INTO ${tables[$i]} (v) SELECT i FROM generate_series(1, $INSERT_ROWS) AS i\$q\$)")
+		record insert_select "$i" "${table_names[$i]}" 1 "$rep" ms "$ms"
+		printf '    rep %s  INSERT ... SELECT  %-28s %8.0f ms\n' "$rep" "${table_names[$i]}" "$ms"
+	done
+done
+for i in "${!tables[@]}"; do
+	psql_bench -c "INSERT INTO results
+		SELECT 'insert_select_size', $i, '${table_names[$i]}', 0, 1, m, v
+		  FROM (VALUES ('table_bytes', pg_table_size('${tables[$i]}')),
+		               ('index_bytes', pg_indexes_size('${tables[$i]}'))) AS x(m, v)"
+done
+
+say "4. Bursts of $BURST IDs above the ceiling, $REPS times"
+burst_names=("snowflake_nextval()" "snowflake_nextval(n)"
+	"snowflake_nextval(), max_drift = 100 ms" "snowflake_nextval(n), max_drift = 100 ms")
+burst_sql=("SELECT snowflake_nextval() FROM generate_series(1, $BURST)"
+	"SELECT snowflake_nextval($BURST)")
+set_max_drift() {	# set_max_drift VALUE|DEFAULT: reload it and wait until it is in force
+	if [ "$1" = DEFAULT ]; then
+		psql_bench -c "ALTER SYSTEM RESET snowflake.max_drift" >/dev/null
+	else
+		psql_bench -c "ALTER SYSTEM SET snowflake.max_drift = '$1'" >/dev/null
+	fi
+	psql_bench -c "SELECT pg_reload_conf()" >/dev/null
+	for _ in $(seq 50); do
+		[ "$(psql_bench -c 'SHOW snowflake.max_drift')" = "${2:-$1}" ] && return 0
+		sleep 0.1
+	done
+	die "snowflake.max_drift did not become $1"
+}
+for rep in $(seq "$REPS"); do
+	for i in "${!burst_names[@]}"; do
+		if [ "$i" -eq 2 ]; then set_max_drift 100ms; fi
+		psql_bench -c "SELECT settle()" -c "SELECT snowflake_stats_reset()" >/dev/null
+		IFS='|' read -r ms ids drift < <(psql_bench -c "SELECT * FROM burst(\$q\$${burst_sql[$((i % 2))]}\$q\$)")
+		[ "$ids" -eq "$BURST" ] || die "a burst returned $ids IDs, not $BURST"
+		psql_bench -c "INSERT INTO results
+			SELECT 'burst', $i, '${burst_names[$i]}', 1, $rep, m, v
+			  FROM snowflake_stats,
+			       LATERAL (VALUES ('ms', $ms), ('end_drift_ms', $drift),
+			                       ('largest_drift_ms', largest_drift_ms), ('borrows', borrows),
+			                       ('waits', waits), ('wait_time_ms', wait_time_ms),
+			                       ('marks_written', marks_written), ('refusals', refusals)) AS x(m, v)"
+		printf '    rep %s  %-42s %8.0f ms, drift at the end %5.0f ms\n' "$rep" "${burst_names[$i]}" "$ms" "$drift"
+		if [ "$i" -eq 3 ]; then set_max_drift DEFAULT 1min; fi
+	done
+done
+
+say "5. Instructions per call (callgrind, $CG_N calls, single-user backend)"
+CG=$WORK/cg
+as_pg mkdir "$CG"
+cluster_create "$CG" "$PORT" <<EOF
+shared_preload_libraries = 'snowflake'
+snowflake.worker_id = 1
+EOF
+single() {	# single SQL: run SQL in a single-user backend of the callgrind cluster
+	echo "$1" | as_pg "$PG_BINDIR/postgres" --single -D "$CG/data" postgres \
+		>"$WORK/single.log" 2>&1 || { cat "$WORK/single.log"; die "single-user backend failed: $1"; }
+}
+single "CREATE EXTENSION snowflake"
+single "CREATE SEQUENCE seq_nocache"
+single "CREATE SEQUENCE seq_cache100 CACHE 100"
+# name | statement | the function whose inclusive count is charged to it
+cg_runs=(
+	"snowflake_nextval()|SELECT count(snowflake_nextval()) FROM generate_series(1, $CG_N)|snowflake_nextval"
+	"snowflake_nextval(n), per ID|SELECT count(id) FROM (SELECT snowflake_nextval($CG_N) AS id) AS s|snowflake_nextval_batch"
+	"nextval(), no cache|SELECT count(nextval('seq_nocache')) FROM generate_series(1, $CG_N)|nextval_oid"
+	"nextval(), CACHE 100|SELECT count(nextval('seq_cache100')) FROM generate_series(1, $CG_N)|nextval_oid"
+	"gen_random_uuid()|SELECT count(gen_random_uuid()) FROM generate_series(1, $CG_N)|gen_random_uuid"
+	"clock_timestamp() (floor)|SELECT count(clock_timestamp()) FROM generate_series(1, $CG_N)|clock_timestamp"
+)
+# inclusive FUNCTION CALLGRIND_OUT: the instructions spent in FUNCTION and
+# everything it called (awk reads to the end: an early exit would kill the
+# writer with SIGPIPE, which pipefail reports)
+inclusive() {
+	callgrind_annotate --inclusive=yes --threshold=100 "$2" 2>/dev/null |
+		awk -v f="$1" '!found && $0 ~ (":" f " ") { gsub(",", "", $1); print $1; found = 1 }'
+}
+for i in "${!cg_runs[@]}"; do
+	IFS='|' read -r name sql func <<<"${cg_runs[$i]}"
+	out=$WORK/callgrind.$i.out
+	echo "$sql" | as_pg valgrind --tool=callgrind --callgrind-out-file="$out" \
+		"$PG_BINDIR/postgres" --single -D "$CG/data" postgres >"$WORK/callgrind.log" 2>&1 ||
+		{ tail -n 20 "$WORK/callgrind.log"; die "callgrind failed on: $sql"; }
+	total=$(inclusive "$func" "$out")
+	[ -n "$total" ] || die "callgrind counted nothing for $func"
+	per_id=$(awk -v t="$total" -v n="$CG_N" 'BEGIN { printf "%.1f", t / n }')
+	record callgrind "$i" "$name" 1 1 instructions "$per_id"
+	printf '    %-34s %8.0f instructions per ID\n' "$name" "$per_id"
+	if [ "$func" = snowflake_nextval ]; then
+		# of which the generator's lock: LWLockAcquire and LWLockRelease
+		# as called from snowflake_reserve
+		lock=$(callgrind_annotate --tree=calling --inclusive=yes "$out" 2>/dev/null | awk -v n="$CG_N" '
+			/\* .*:snowflake_reserve / { inblock = 1; next }
+			inblock && /^ *$/ { inblock = 0 }
+			inblock && /:LWLock(Acquire|Release) / { gsub(",", "", $1); sum += $1 }
+			END { printf "%.1f", sum / n }')
+		record callgrind_lock "$i" "$name" 1 1 instructions "$lock"
+		printf '    %-34s %8.0f of them in the LWLock\n' "" "$lock"
+	fi
+done
+
+say "Report"
+mkdir -p "$OUT"
+{
+	echo "# snowflake benchmark"
+	echo
+	echo "Run $(date -u '+%Y-%m-%d %H:%M UTC') by \`bash bench/run.sh\` on $(nproc) cores" \
+		"($(lscpu | sed -n 's/^Model name: *//p' | head -n 1)), $(free -g | awk '/^Mem:/ {print $2}') GiB RAM," \
+		"Linux $(uname -r), $("$PG_BINDIR/postgres" --version | sed 's/^postgres (PostgreSQL) /PostgreSQL /')."
+	echo "Settings: N = $N, $REPS repetitions (median shown), pgbench runs of $SECS s, clients $CLIENTS;" \
+		"shared_buffers = 512MB, synchronous_commit = off, fsync on, autovacuum off."
+	echo
+	psql_bench -v n="$N" -v insert_rows="$INSERT_ROWS" -v burst="$BURST" \
+		-f - <"$REPO/bench/report.sql"
+} | tee "$OUT/report.md"
+psql_bench -c "\copy (SELECT * FROM results ORDER BY section, ord, clients, rep, metric) TO STDOUT WITH (FORMAT csv, HEADER)" >"$OUT/raw.csv"
+
+# the chart's data, one file per panel, each with a header line of titles
+tsv() { local IFS=$'\t'; echo "$*"; }
+{
+	tsv call "ns per ID"
+	psql_bench -F $'\t' -c "SELECT name, value * 1e6 / $N FROM med WHERE section = 'bulk' ORDER BY ord"
+} >"$OUT/bulk.dat"
+{
+	tsv call instructions
+	psql_bench -F $'\t' -c "SELECT name, value FROM med WHERE section = 'callgrind' ORDER BY ord"
+} >"$OUT/instructions.dat"
+{
+	tsv clients "${select_names[@]}"
+	psql_bench -F $'\t' -c "SELECT clients, string_agg(value::text, E'\t' ORDER BY ord) FROM med
+		WHERE section = 'select' GROUP BY clients ORDER BY clients"
+} >"$OUT/select.dat"
+{
+	tsv clients "${table_names[@]}"
+	psql_bench -F $'\t' -c "SELECT clients, string_agg(value::text, E'\t' ORDER BY ord) FROM med
+		WHERE section = 'insert' GROUP BY clients ORDER BY clients"
+} >"$OUT/insert.dat"
+gnuplot -e "dir='$OUT'" "$REPO/bench/chart.gp"
+rm -f "$OUT"/*.dat
+say "Wrote $OUT/report.md, $OUT/raw.csv and $OUT/chart.png"
