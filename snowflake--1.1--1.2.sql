@@ -422,3 +422,86 @@ BEGIN
         SELECT 'undo'::text, u.n::integer, u.s FROM unnest(v_undo) WITH ORDINALITY AS u (s, n);
 END
 $function$;
+
+-- Worker-id registry: the guard also refuses an UPDATE that gives a worker
+-- id to another database system (locally or applied by logical
+-- replication), which used to bypass it.  Moving a worker id to another
+-- system is DELETE, then register.
+
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_workers_guard()
+RETURNS trigger
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    held @extschema@.snowflake_workers;
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        IF NEW.worker_id = OLD.worker_id
+           AND NEW.system_identifier = OLD.system_identifier THEN
+            RETURN NEW;
+        END IF;
+        IF NEW.worker_id = OLD.worker_id THEN
+            -- the row being changed is the one that holds the worker id
+            held := OLD;
+        ELSE
+            SELECT * INTO held
+              FROM @extschema@.snowflake_workers w
+             WHERE w.worker_id = NEW.worker_id;
+            -- a free worker id may be taken, as by an insert; one that
+            -- this system holds in another row is left to the primary key
+            IF NOT FOUND OR held.system_identifier = NEW.system_identifier THEN
+                RETURN NEW;
+            END IF;
+        END IF;
+        RAISE EXCEPTION 'snowflake worker id % is already registered by another server',
+                        NEW.worker_id
+            USING ERRCODE = 'unique_violation',
+                  DETAIL = format('Worker id %s belongs to database system %s (%s) since %s; an update tried to give it to database system %s (%s).',
+                                  held.worker_id, held.system_identifier,
+                                  coalesce('host "' || held.host || '"', 'no host recorded'),
+                                  held.first_seen,
+                                  NEW.system_identifier,
+                                  coalesce('host "' || NEW.host || '"', 'no host recorded')),
+                  HINT = 'Two servers with the same worker id generate the same IDs, so a worker id does not move to another database system by UPDATE.  If the registered server is gone for good, or became a new database system (pg_upgrade, a restored dump), delete its row and register the new system.',
+                  SCHEMA = TG_TABLE_SCHEMA,
+                  TABLE = TG_TABLE_NAME;
+    END IF;
+
+    SELECT * INTO held
+      FROM @extschema@.snowflake_workers w
+     WHERE w.worker_id = NEW.worker_id;
+    IF NOT FOUND THEN
+        RETURN NEW;
+    END IF;
+    IF held.system_identifier = NEW.system_identifier THEN
+        -- already registered by this system: keep the first row
+        RETURN NULL;
+    END IF;
+    RAISE EXCEPTION 'snowflake worker id % is already registered by another server',
+                    NEW.worker_id
+        USING ERRCODE = 'unique_violation',
+              DETAIL = format('Worker id %s belongs to database system %s (%s) since %s; database system %s (%s) tried to register it too.',
+                              held.worker_id, held.system_identifier,
+                              coalesce('host "' || held.host || '"', 'no host recorded'),
+                              held.first_seen,
+                              NEW.system_identifier,
+                              coalesce('host "' || NEW.host || '"', 'no host recorded')),
+              HINT = 'Two servers with the same worker id generate the same IDs.  Give one of them another snowflake.worker_id and restart it; if the registered server is gone for good, delete its row first.',
+              SCHEMA = TG_TABLE_SCHEMA,
+              TABLE = TG_TABLE_NAME;
+END
+$$;
+
+COMMENT ON FUNCTION @extschema@.snowflake_workers_guard() IS
+'Trigger on snowflake_workers: skips a row that is already registered and refuses an insert or update that gives a worker id to a second database system, also when the row arrives by logical replication';
+
+-- CREATE OR REPLACE TRIGGER resets the firing mode: fire in logical
+-- replication apply workers too, as before.
+CREATE OR REPLACE TRIGGER snowflake_workers_guard
+    BEFORE INSERT OR UPDATE OF worker_id, system_identifier
+    ON @extschema@.snowflake_workers
+    FOR EACH ROW EXECUTE FUNCTION @extschema@.snowflake_workers_guard();
+
+ALTER TABLE @extschema@.snowflake_workers
+    ENABLE ALWAYS TRIGGER snowflake_workers_guard;
