@@ -67,6 +67,18 @@ BEGIN
                   HINT = 'Pass the table, the column name, and true or false for dry_run and widen.';
     END IF;
 
+    -- Under REPEATABLE READ or SERIALIZABLE every statement here reads as
+    -- of the transaction's snapshot, taken before the lock below was
+    -- granted: a migration, a new foreign key or rows committed while we
+    -- waited would go unseen.
+    IF NOT dry_run AND current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'snowflake_migrate must run in a READ COMMITTED transaction'
+            USING ERRCODE = 'invalid_transaction_state',
+                  DETAIL = format('This transaction is %s, so the function would read the catalog and the table as they were before it locked the table, missing what other transactions committed while it waited.',
+                                  upper(current_setting('transaction_isolation'))),
+                  HINT = 'Run it in a transaction started with BEGIN ISOLATION LEVEL READ COMMITTED (the default level), or pass dry_run => true to only see the statements.';
+    END IF;
+
     -- The table: checked, locked (not in a dry run), and checked again,
     -- since it may have changed while we waited.  The first checks keep
     -- a role that may not alter the table from queueing for its lock.

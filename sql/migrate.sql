@@ -78,6 +78,17 @@ SELECT "default" FROM pg_temp.col('accounts');
 ROLLBACK;
 SELECT * FROM pg_temp.col('accounts');
 
+-- under REPEATABLE READ or SERIALIZABLE every read would be as of a
+-- snapshot taken before the lock: refused, except for a dry run
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT count(*) AS statements FROM snowflake_migrate('accounts', dry_run => true);
+SELECT * FROM snowflake_migrate('accounts');
+ROLLBACK;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT * FROM snowflake_migrate('accounts', widen => true);
+ROLLBACK;
+SELECT "default" FROM pg_temp.col('accounts');
+
 --
 -- serial (integer) with foreign keys: refused without widen; widen changes
 -- the key and every referencing column (in a chain, and only the matching
