@@ -23,7 +23,7 @@ REGRESS = upgrade settings functions parse markings stats batch \
 	time_functions time_encode time_range time_partition time_properties \
 	migrate registry
 REGRESS_OPTS = --temp-config=$(srcdir)/sql/preloaded.conf --temp-instance=tmp_check
-ISOLATION = concurrent
+ISOLATION = concurrent migrate_concurrent
 ISOLATION_OPTS = --temp-config=$(srcdir)/sql/preloaded.conf --temp-instance=tmp_check_isolation
 TAP_TESTS = 1
 

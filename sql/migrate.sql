@@ -78,6 +78,17 @@ SELECT "default" FROM pg_temp.col('accounts');
 ROLLBACK;
 SELECT * FROM pg_temp.col('accounts');
 
+-- under REPEATABLE READ or SERIALIZABLE every read would be as of a
+-- snapshot taken before the lock: refused, except for a dry run
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT count(*) AS statements FROM snowflake_migrate('accounts', dry_run => true);
+SELECT * FROM snowflake_migrate('accounts');
+ROLLBACK;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT * FROM snowflake_migrate('accounts', widen => true);
+ROLLBACK;
+SELECT "default" FROM pg_temp.col('accounts');
+
 --
 -- serial (integer) with foreign keys: refused without widen; widen changes
 -- the key and every referencing column (in a chain, and only the matching
@@ -209,6 +220,43 @@ SELECT * FROM pg_temp.col('"Sales Dept"."Order ""Lines"""', 'Line Id');
 INSERT INTO "Sales Dept"."Order ""Lines""" ("Qty") VALUES (4) RETURNING "Line Id";
 
 --
+-- serial columns whose sequences have names that need quoting, backslash
+-- included: pg_get_expr() writes 'a\b' where format('%L') writes E'a\\b',
+-- so the default is recognized from its expression tree, not its text
+--
+CREATE SCHEMA "Back\Office ""EU"" Team";
+CREATE TABLE "Back\Office ""EU"" Team"."Li'l Tab\le" (
+    "Row Id" serial PRIMARY KEY,
+    "Big\Id" bigserial,
+    note text);
+INSERT INTO "Back\Office ""EU"" Team"."Li'l Tab\le" (note) VALUES ('a'), ('b');
+SELECT * FROM pg_temp.col('"Back\Office ""EU"" Team"."Li''l Tab\le"', 'Row Id');
+SELECT * FROM pg_temp.col('"Back\Office ""EU"" Team"."Li''l Tab\le"', 'Big\Id');
+BEGIN;
+CREATE TEMP TABLE backslash_migration AS
+    SELECT 'Row Id' AS col, *
+      FROM snowflake_migrate('"Back\Office ""EU"" Team"."Li''l Tab\le"', 'Row Id', widen => true);
+INSERT INTO backslash_migration
+    SELECT 'Big\Id', *
+      FROM snowflake_migrate('"Back\Office ""EU"" Team"."Li''l Tab\le"', 'Big\Id');
+COMMIT;
+SELECT * FROM backslash_migration ORDER BY col DESC, kind, step;
+SELECT * FROM pg_temp.col('"Back\Office ""EU"" Team"."Li''l Tab\le"', 'Row Id');
+SELECT * FROM pg_temp.col('"Back\Office ""EU"" Team"."Li''l Tab\le"', 'Big\Id');
+INSERT INTO "Back\Office ""EU"" Team"."Li'l Tab\le" (note) VALUES ('c');
+SELECT pg_temp.fresh_ids('"Back\Office ""EU"" Team"."Li''l Tab\le"', 'Row Id') AS new_row_ids,
+       pg_temp.fresh_ids('"Back\Office ""EU"" Team"."Li''l Tab\le"', 'Big\Id') AS new_big_ids;
+-- undo, the later migration first; both sequences go on where they stood
+SELECT statement FROM backslash_migration WHERE kind = 'undo' ORDER BY col, step \gexec
+SELECT * FROM pg_temp.col('"Back\Office ""EU"" Team"."Li''l Tab\le"', 'Row Id');
+SELECT * FROM pg_temp.col('"Back\Office ""EU"" Team"."Li''l Tab\le"', 'Big\Id');
+INSERT INTO "Back\Office ""EU"" Team"."Li'l Tab\le" (note) VALUES ('d')
+    RETURNING "Row Id", "Big\Id";
+-- and it migrates again
+SELECT count(*) AS statements
+  FROM snowflake_migrate('"Back\Office ""EU"" Team"."Li''l Tab\le"', 'Big\Id');
+
+--
 -- a table created with DEFAULT snowflake_nextval(): nothing to do
 --
 CREATE TABLE native (id bigint PRIMARY KEY DEFAULT snowflake_nextval());
@@ -317,6 +365,36 @@ SET ROLE snowflake_stranger;
 SELECT * FROM snowflake_migrate('app.tokens');
 RESET ROLE;
 
+-- identity: the kept copy of the sequence is a new sequence that the caller
+-- creates, so a table owner without CREATE on the schema is refused before
+-- anything changes (dry run or not), with what to grant
+CREATE SCHEMA shop;
+GRANT USAGE, CREATE ON SCHEMA shop TO snowflake_app;
+SET ROLE snowflake_app;
+CREATE TABLE shop.items (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, name text);
+INSERT INTO shop.items (name) VALUES ('pen');
+RESET ROLE;
+REVOKE CREATE ON SCHEMA shop FROM snowflake_app;
+SET ROLE snowflake_app;
+SELECT * FROM snowflake_migrate('shop.items');
+SELECT code FROM pg_temp.masked_error($$SELECT snowflake_migrate('shop.items', dry_run => true)$$);
+SELECT * FROM pg_temp.col('shop.items');
+RESET ROLE;
+-- a member of the owning role may create there, but the copy goes to the
+-- owner, which may not
+GRANT CREATE ON SCHEMA shop TO snowflake_admin;
+SET ROLE snowflake_admin;
+SELECT * FROM snowflake_migrate('shop.items');
+SELECT * FROM pg_temp.col('shop.items');
+RESET ROLE;
+-- with the grant it goes through
+GRANT CREATE ON SCHEMA shop TO snowflake_app;
+SET ROLE snowflake_admin;
+SELECT kind, step, statement FROM snowflake_migrate('shop.items') ORDER BY kind, step;
+RESET ROLE;
+SELECT sequencename, sequenceowner FROM pg_sequences WHERE schemaname = 'shop';
+DROP SCHEMA shop CASCADE;
+
 DROP SCHEMA app CASCADE;
 DROP ROLE snowflake_admin;
 DROP ROLE snowflake_app;
@@ -327,7 +405,7 @@ SELECT p.oid::regprocedure AS function, p.provolatile, p.proisstrict, p.proparal
        p.prosecdef, p.proconfig
   FROM pg_proc p WHERE p.proname = 'snowflake_migrate';
 
-DROP SCHEMA "Sales Dept" CASCADE;
+DROP SCHEMA "Sales Dept", "Back\Office ""EU"" Team" CASCADE;
 DROP TABLE accounts, parent, child, grandchild, sibling, orders, order_items,
     events, notes, shared_a, shared_b, measurements, native, odd, ahead CASCADE;
 DROP SEQUENCE shared_seq, notes_id_seq, measurements_id_seq, ahead_id_seq;

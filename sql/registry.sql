@@ -34,7 +34,7 @@ SELECT relreplident,
        (SELECT indexrelid::regclass FROM pg_index
          WHERE indrelid = 'snowflake_workers'::regclass AND indisreplident) AS replica_identity
   FROM pg_class WHERE oid = 'snowflake_workers'::regclass;
-SELECT tgname, tgenabled FROM pg_trigger
+SELECT tgname, tgenabled, pg_get_triggerdef(oid) AS definition FROM pg_trigger
  WHERE tgrelid = 'snowflake_workers'::regclass AND NOT tgisinternal;
 SELECT count(*) AS registered FROM snowflake_workers;
 
@@ -95,6 +95,36 @@ RESET session_replication_role;
 SELECT code, message FROM pg_temp.error_of($$
     INSERT INTO snowflake_workers (worker_id, system_identifier) VALUES (-1, 1)$$);
 
+-- nor by UPDATE: changing the system that holds a worker id, or moving a
+-- row onto a worker id that another system holds; also as a logical
+-- replication apply worker would apply it
+SELECT * FROM pg_temp.error_of($$
+    UPDATE snowflake_workers SET system_identifier = 7000000000000000003, host = 'db-three'
+     WHERE worker_id = 2$$);
+SELECT * FROM pg_temp.error_of($$
+    UPDATE snowflake_workers SET worker_id = 2 WHERE worker_id = 1$$);
+SELECT * FROM pg_temp.error_of($$
+    UPDATE snowflake_workers SET worker_id = 1, system_identifier = 7000000000000000002
+     WHERE worker_id = 2$$);
+SET session_replication_role = replica;
+SELECT message FROM pg_temp.error_of($$
+    UPDATE snowflake_workers SET system_identifier = 7000000000000000003 WHERE worker_id = 2$$);
+RESET session_replication_role;
+\x off
+SELECT worker_id, system_identifier = :'sysid' AS is_this_system, host
+  FROM snowflake_workers ORDER BY worker_id;
+-- updates that give no worker id to another system pass: other columns,
+-- the same system, a worker id nobody holds
+UPDATE snowflake_workers SET host = 'db-2', system_identifier = system_identifier
+ WHERE worker_id = 2;
+UPDATE snowflake_workers SET worker_id = 3 WHERE worker_id = 2;
+SET session_replication_role = replica;
+UPDATE snowflake_workers SET worker_id = 2, host = 'db-two' WHERE worker_id = 3;
+RESET session_replication_role;
+SELECT worker_id, system_identifier, host FROM snowflake_workers
+ WHERE worker_id <> 1 ORDER BY worker_id;
+\x on
+
 -- another system took this server's worker id (its row arrived first):
 -- the check and a new registration both refuse
 DELETE FROM snowflake_workers WHERE worker_id = 1;
@@ -102,12 +132,29 @@ INSERT INTO snowflake_workers (worker_id, system_identifier, host, first_seen)
 VALUES (1, 7000000000000000004, 'impostor', '2025-07-01 08:30:00+00');
 SELECT * FROM pg_temp.error_of('SELECT snowflake_check_worker()');
 SELECT * FROM pg_temp.error_of($$SELECT snowflake_register_worker('db-one')$$);
+-- and so does taking its row over by UPDATE
+SELECT * FROM pg_temp.error_of(
+    format('UPDATE snowflake_workers SET system_identifier = %s WHERE worker_id = 1', :'sysid'));
 \x off
 SELECT worker_id, system_identifier, host FROM snowflake_workers ORDER BY worker_id;
 
 -- retiring the other system's row lets this server register
 DELETE FROM snowflake_workers WHERE worker_id = 1 AND system_identifier = 7000000000000000004;
 SELECT worker_id, host FROM snowflake_register_worker(NULL::text);
+SELECT snowflake_check_worker();
+
+-- after pg_upgrade (or a restored dump) this server is a new database
+-- system, and its own old row refuses it; the way back is the same, in one
+-- transaction so that no other server can take the worker id in between
+DELETE FROM snowflake_workers WHERE worker_id = 1;
+INSERT INTO snowflake_workers (worker_id, system_identifier, host, first_seen)
+VALUES (1, 7000000000000000001, 'db-one', '2025-01-01 00:00:00+00');
+SELECT message FROM pg_temp.error_of('SELECT snowflake_check_worker()');
+BEGIN;
+DELETE FROM snowflake_workers WHERE worker_id = 1 AND system_identifier = 7000000000000000001;
+SELECT worker_id, system_identifier = :'sysid' AS is_this_system, host
+  FROM snowflake_register_worker('db-one');
+COMMIT;
 SELECT snowflake_check_worker();
 
 -- everyone may read the registry and check; registering takes INSERT on it

@@ -7,6 +7,8 @@
 #
 #  1. One registers first: the row replicates, and the other's registration
 #     and check fail with an error that names both systems and hosts.
+#     Taking its worker id over by UPDATE is refused too (1b), locally and
+#     in the apply worker.
 #  2. A central registry (any server with the extension; here reached with
 #     dblink) refuses the second server at once.
 #  3. The race: both register the same worker id while replication is down.
@@ -127,6 +129,60 @@ like($err, qr/HINT:  Two servers with the same worker id generate the same IDs\.
 is(registry($node_b), '5=node-a', 'B registered nothing');
 
 #
+# 1b. Nor can B take worker id 5 over by UPDATE: refused locally, and when
+#     the UPDATE comes from a server without the guard (here B with the
+#     trigger disabled, as on an older version), A's apply worker refuses it.
+#
+$err = psql_fails_like(
+	$node_b,
+	"UPDATE snowflake_workers SET system_identifier = $sys_b, host = 'node-b' WHERE worker_id = 5",
+	qr/ERROR:  snowflake worker id 5 is already registered by another server/,
+	'B: taking worker id 5 over by UPDATE');
+like(
+	$err,
+	qr/DETAIL:  Worker id 5 belongs to database system $sys_a \(host "node-a"\) since .*; an update tried to give it to database system $sys_b \(host "node-b"\)\./,
+	'B: the UPDATE error names both systems');
+
+my $log_a = -s $node_a->logfile;
+$node_b->safe_psql(
+	'postgres', qq{
+	ALTER TABLE snowflake_workers DISABLE TRIGGER snowflake_workers_guard;
+	UPDATE snowflake_workers SET system_identifier = $sys_b, host = 'node-b' WHERE worker_id = 5;
+	ALTER TABLE snowflake_workers ENABLE ALWAYS TRIGGER snowflake_workers_guard;
+});
+$node_a->wait_for_log(
+	qr/DETAIL:  Worker id 5 belongs to database system $sys_a \(host "node-a"\) since .*; an update tried to give it to database system $sys_b \(host "node-b"\)\./,
+	$log_a);
+$node_a->poll_query_until('postgres',
+	"SELECT NOT subenabled FROM pg_subscription WHERE subname = 'reg_from_b'")
+  or die "reg_from_b was not disabled";
+is(registry($node_a), '5=node-a', 'A refused the replicated UPDATE and kept its row');
+like(
+	slurp_file($node_a->logfile, $log_a),
+	qr/during message type "UPDATE" for replication target relation "public\.snowflake_workers"/,
+	'... in its apply worker');
+
+# Undo it on B the same way, and let A skip the refused transaction; the
+# undo finds no row to change on A.
+my ($update_lsn) = slurp_file($node_a->logfile, $log_a) =~ /finished at ([0-9A-F]+\/[0-9A-F]+)/;
+ok(defined $update_lsn, 'the log shows where the refused UPDATE ends');
+$node_b->safe_psql(
+	'postgres', qq{
+	ALTER TABLE snowflake_workers DISABLE TRIGGER snowflake_workers_guard;
+	UPDATE snowflake_workers SET system_identifier = $sys_a, host = 'node-a' WHERE worker_id = 5;
+	ALTER TABLE snowflake_workers ENABLE ALWAYS TRIGGER snowflake_workers_guard;
+});
+$node_a->safe_psql('postgres', "ALTER SUBSCRIPTION reg_from_b SKIP (lsn = '$update_lsn')");
+$node_a->safe_psql('postgres', 'ALTER SUBSCRIPTION reg_from_b ENABLE');
+$node_b->wait_for_catchup('reg_from_b');
+is(registry($node_a), '5=node-a', 'A\'s registry after the skip');
+is( $node_b->safe_psql(
+		'postgres',
+		"SELECT system_identifier FROM snowflake_workers WHERE worker_id = 5"),
+	$sys_a,
+	'B\'s registry is back in step');
+
+#
 # 2. A central registry refuses the second server at once.  It needs the
 #    extension's files, not the preload: the guard is plain PL/pgSQL.
 #
@@ -177,7 +233,7 @@ is($node_a->safe_psql('postgres', "SELECT worker_id FROM snowflake_register_work
 is($node_b->safe_psql('postgres', "SELECT worker_id FROM snowflake_register_worker('node-b')"),
 	'6', 'race: B registers worker id 6 locally too');
 
-my $log_a = -s $node_a->logfile;
+$log_a = -s $node_a->logfile;
 my $log_b = -s $node_b->logfile;
 $node_a->safe_psql('postgres', 'ALTER SUBSCRIPTION reg_from_b ENABLE');
 $node_b->safe_psql('postgres', 'ALTER SUBSCRIPTION reg_from_a ENABLE');
