@@ -132,8 +132,8 @@ is(registry($node_b), '5=node-a', 'B registered nothing');
 #
 SKIP:
 {
-	skip 'dblink is not installed', 4
-	  unless -e $node_a->config_data('--sharedir') . '/extension/dblink.control';
+	skip_unless(-e $node_a->config_data('--sharedir') . '/extension/dblink.control',
+		'dblink is not installed', 4);
 
 	my $central = snowflake_node('central', preload => 0);
 	$central->start;
