@@ -164,6 +164,17 @@ SELECT id, snowflake_to_timestamptz(id) AS created_at, payload FROM events
 EXPLAIN (COSTS OFF)
 SELECT * FROM events WHERE id <@ tstzrange(clock_timestamp() - interval '1 hour', clock_timestamp());
 
+-- ... unless it is an uncorrelated sub-select: the rewrite declines (the
+-- sub-select is volatile), the sub-select becomes an initplan, evaluated
+-- once, and the index-condition support derives both bounds from its result
+EXPLAIN (COSTS OFF)
+SELECT * FROM events WHERE id <@ (SELECT tstzrange(clock_timestamp() - interval '1 hour', NULL));
+EXPLAIN (COSTS OFF)
+SELECT * FROM events
+ WHERE id <@ (SELECT tstzrange('2025-02-01 00:00:00+00', '2025-02-01 01:00:00+00') WHERE random() >= 0);
+SELECT count(*) FROM events
+ WHERE id <@ (SELECT tstzrange('2025-02-01 00:00:00+00', '2025-02-01 01:00:00+00') WHERE random() >= 0);
+
 RESET enable_seqscan;
 RESET enable_bitmapscan;
 DROP TABLE events;

@@ -36,9 +36,8 @@ for my $candidate (grep { defined } $ENV{PYTHON}, 'python3', '/usr/bin/python3')
 		last;
 	}
 }
-plan skip_all =>
-  'needs python3 with sqlalchemy and psycopg2 (Debian: python3-sqlalchemy python3-psycopg2)'
-  unless defined $python;
+skip_all_unless(defined $python,
+	'needs python3 with sqlalchemy and psycopg2 (Debian: python3-sqlalchemy python3-psycopg2)');
 
 my $node = snowflake_node('orm', worker_id => 1);
 $node->start;

@@ -188,8 +188,8 @@ is( $node_b->safe_psql(
 #
 SKIP:
 {
-	skip 'dblink is not installed', 4
-	  unless -e $node_a->config_data('--sharedir') . '/extension/dblink.control';
+	skip_unless(-e $node_a->config_data('--sharedir') . '/extension/dblink.control',
+		'dblink is not installed', 4);
 
 	my $central = snowflake_node('central', preload => 0);
 	$central->start;

@@ -39,6 +39,8 @@ use Test::More;
 use Time::HiRes ();
 
 our @EXPORT = qw(
+  skip_all_unless
+  skip_unless
   snowflake_node
   set_snowflake_conf
   reload_snowflake_conf
@@ -65,6 +67,56 @@ our @EXPORT = qw(
 );
 
 my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+
+=head2 Missing dependencies
+
+A test whose dependencies are missing skips, so that C<make installcheck>
+runs on a machine without them.  scripts/test.sh installs all of them and
+sets SNOWFLAKE_REQUIRE_ALL=1: then a skip would hide a broken setup, so each
+of these fails instead.
+
+=over
+
+=item skip_all_unless($ok, $reason)
+
+Unless $ok, skip the whole test (C<plan skip_all>), or, under
+SNOWFLAKE_REQUIRE_ALL, fail it.
+
+=cut
+
+sub skip_all_unless
+{
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+	my ($ok, $reason) = @_;
+
+	return if $ok;
+	plan skip_all => $reason unless $ENV{SNOWFLAKE_REQUIRE_ALL};
+	fail("$reason, and SNOWFLAKE_REQUIRE_ALL is set: this test must not be skipped");
+	done_testing();
+	exit;
+}
+
+=item skip_unless($ok, $reason, $count)
+
+In a C<SKIP:> block: unless $ok, skip its $count tests, or, under
+SNOWFLAKE_REQUIRE_ALL, fail and then skip them.
+
+=cut
+
+sub skip_unless
+{
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+	my ($ok, $reason, $count) = @_;
+
+	return if $ok;
+	fail("$reason, and SNOWFLAKE_REQUIRE_ALL is set: these tests must not be skipped")
+	  if $ENV{SNOWFLAKE_REQUIRE_ALL};
+	skip $reason, $count;
+}
+
+=back
 
 =head2 Nodes and settings
 
@@ -166,14 +218,14 @@ lines it writes from its signal handlers.
 
 =item need_libfaketime()
 
-Skip the whole test if libfaketime is not installed.
+Skip the whole test if libfaketime is not installed (see
+C<skip_all_unless>).
 
 =cut
 
 sub need_libfaketime
 {
-	plan skip_all => "libfaketime not found at $libfaketime"
-	  unless -e $libfaketime;
+	skip_all_unless(-e $libfaketime, "libfaketime not found at $libfaketime");
 	return;
 }
 
