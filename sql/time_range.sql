@@ -175,6 +175,21 @@ SELECT * FROM events
 SELECT count(*) FROM events
  WHERE id <@ (SELECT tstzrange('2025-02-01 00:00:00+00', '2025-02-01 01:00:00+00') WHERE random() >= 0);
 
+-- ... but not a correlated one: it stays a SubPlan, which two index bounds
+-- would each evaluate (with a volatile sub-select, possibly to different
+-- ranges), so the operator filters the joined rows instead
+CREATE TEMP TABLE starts (s timestamptz);
+INSERT INTO starts VALUES ('2025-02-01 00:00:00+00'), ('2025-02-03 00:00:00+00');
+CREATE TEMP VIEW hour_after_start AS
+SELECT s, id FROM starts JOIN events
+    ON id <@ (SELECT tstzrange(s, s + interval '1 hour') WHERE random() >= 0);
+EXPLAIN (COSTS OFF) SELECT * FROM hour_after_start;
+SELECT s, count(*) AS ids, min(snowflake_to_timestamptz(id)) AS first,
+       max(snowflake_to_timestamptz(id)) AS last
+  FROM hour_after_start GROUP BY s ORDER BY s;
+DROP VIEW hour_after_start;
+DROP TABLE starts;
+
 RESET enable_seqscan;
 RESET enable_bitmapscan;
 DROP TABLE events;

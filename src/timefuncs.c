@@ -25,9 +25,15 @@
  * otherwise they are calls to snowflake_range_min_id() and
  * snowflake_range_max_id() on the range expression, which the executor
  * evaluates once per scan, and which also prune partitions at executor
- * startup.  The rewrite is exact, so no recheck is needed.  Should the
- * operator itself reach index matching, SupportRequestIndexCondition
- * derives the same two comparisons as index conditions.
+ * startup.  The rewrite is exact, so no recheck is needed.
+ *
+ * The rewrite declines a volatile range, which would be evaluated twice.
+ * One volatile range still reaches index matching: an uncorrelated
+ * sub-select, which the planner turns into an initplan (evaluated once)
+ * after the rewrite was offered.  SupportRequestIndexCondition derives the
+ * same two comparisons as index conditions from its result.  A correlated
+ * sub-select stays a SubPlan that each bound would evaluate again, so there
+ * it declines too and the operator filters row by row.
  *
  * The text form
  * -------------
@@ -49,6 +55,7 @@
 #include "nodes/nodeFuncs.h"
 #include "nodes/pathnodes.h"
 #include "nodes/supportnodes.h"
+#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "parser/parse_func.h"
 #include "utils/builtins.h"
@@ -414,8 +421,13 @@ index_condition_in_range(SupportRequestIndexCondition *req)
 	idarg = linitial(args);
 	rangearg = lsecond(args);
 
-	/* the comparison value must be computable before the scan starts */
+	/*
+	 * The comparison value must be computable before the scan starts, and
+	 * evaluated once: both bounds are made from it, so a SubPlan (a
+	 * correlated sub-select, which may be volatile inside) would run twice.
+	 */
 	if (contain_volatile_functions(rangearg) ||
+		contain_subplans(rangearg) ||
 		expression_returns_set(rangearg) ||
 		bms_is_member(req->index->rel->relid, pull_varnos(req->root, rangearg)))
 		return NIL;
