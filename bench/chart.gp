@@ -28,15 +28,16 @@ set bmargin 4
 set style data linespoints
 set xtics norotate font ",10" ("1" 1, "2" 2, "4" 4, "8" 8)
 set logscale x 2
+set xrange [0.85:9.5]
 set xlabel "clients"
 set ylabel "transactions per second"
 set yrange [0:*]
-set key top left font ",9"
+set key bottom right font ",9" box opaque
 
 set title "pgbench -M prepared: SELECT f()"
 plot for [i=2:6] dir . '/select.dat' using 1:i linewidth 2 pointtype 7
 
-set title "pgbench: single-row INSERT, primary key default"
+set title "pgbench: single-row INSERT into the loaded table"
 plot for [i=2:4] dir . '/insert.dat' using 1:i linewidth 2 pointtype 7
 
 unset multiplot

@@ -107,6 +107,11 @@ pgbench_tps() {
 	echo "$out"
 }
 
+# turns K REP: the indices 0..K-1, starting at a different one in each
+# repetition, so that no competitor always runs first (after a checkpoint)
+# or last
+turns() { local i; for i in $(seq 0 $(($1 - 1))); do echo $(((i + $2) % $1)); done; }
+
 say "1. Bulk generation: $N IDs in one statement, $REPS times"
 bulk_names=(
 	"snowflake_nextval()"
@@ -127,7 +132,7 @@ bulk_sql=(
 	"SELECT count(clock_timestamp()) FROM generate_series(1, $N)"
 )
 for rep in $(seq "$REPS"); do
-	for i in "${!bulk_names[@]}"; do
+	for i in $(turns ${#bulk_names[@]} "$rep"); do
 		psql_bench -c "SELECT settle()" >/dev/null
 		ms=$(psql_bench -c "SELECT time_ms(\$q\$${bulk_sql[$i]}\$q\$)")
 		record bulk "$i" "${bulk_names[$i]}" 1 "$rep" ms "$ms"
@@ -143,7 +148,7 @@ select_sql=("SELECT snowflake_nextval();" "SELECT nextval('seq_nocache');"
 	"SELECT clock_timestamp();")
 for rep in $(seq "$REPS"); do
 	for c in $CLIENTS; do
-		for i in "${!select_names[@]}"; do
+		for i in $(turns ${#select_names[@]} "$rep"); do
 			tps=$(pgbench_tps "$c" "${select_sql[$i]}")
 			record select "$i" "${select_names[$i]}" "$c" "$rep" tps "$tps"
 			printf '    rep %s  c=%-2d  %-28s %10.0f tps\n' "$rep" "$c" "${select_names[$i]}" "$tps"
@@ -151,41 +156,44 @@ for rep in $(seq "$REPS"); do
 	done
 done
 
-say "3. Inserts: pgbench single-row INSERTs, $SECS s per run, and INSERT ... SELECT of $INSERT_ROWS rows, $REPS times"
+# Bulk loads first, each into an empty table; the last one stays, so the
+# single-row inserts go into tables of realistic size, where a random key
+# touches pages all over its index (and, after each checkpoint, writes a
+# full-page image of each) while an increasing key keeps to the right edge.
+say "3. Inserts: INSERT ... SELECT of $INSERT_ROWS rows, then pgbench single-row INSERTs on top, $SECS s per run, $REPS times"
 tables=(ins_snowflake ins_bigserial ins_uuid)
 table_names=("DEFAULT snowflake_nextval()" "bigserial" "DEFAULT gen_random_uuid()")
 for rep in $(seq "$REPS"); do
-	for c in $CLIENTS; do
-		for i in "${!tables[@]}"; do
-			psql_bench -c "TRUNCATE ${tables[$i]}" -c "CHECKPOINT"
-			tps=$(pgbench_tps "$c" "INSERT INTO ${tables[$i]} (v) VALUES (1);")
-			record insert "$i" "${table_names[$i]}" "$c" "$rep" tps "$tps"
-			printf '    rep %s  c=%-2d  %-28s %10.0f tps\n' "$rep" "$c" "${table_names[$i]}" "$tps"
-		done
-	done
-done
-# The tables now hold what the last runs inserted (the most clients).
-for i in "${!tables[@]}"; do
-	psql_bench -c "INSERT INTO results
-		SELECT 'insert_size', $i, '${table_names[$i]}', 0, 1, m, v
-		  FROM (SELECT count(*) AS n_rows, pg_table_size('${tables[$i]}') AS tbl,
-		               pg_indexes_size('${tables[$i]}') AS idx FROM ${tables[$i]}) AS s,
-		       LATERAL (VALUES ('rows', n_rows), ('table_bytes', tbl), ('index_bytes', idx)) AS x(m, v)"
-done
-for rep in $(seq "$REPS"); do
-	for i in "${!tables[@]}"; do
+	for i in $(turns ${#tables[@]} "$rep"); do
 		psql_bench -c "TRUNCATE ${tables[$i]}" -c "CHECKPOINT" -c "SELECT settle()" >/dev/null
 		ms=$(psql_bench -c "SELECT time_ms(\$q\$INSERT INTO ${tables[$i]} (v) SELECT i FROM generate_series(1, $INSERT_ROWS) AS i\$q\$)")
 		record insert_select "$i" "${table_names[$i]}" 1 "$rep" ms "$ms"
 		printf '    rep %s  INSERT ... SELECT  %-28s %8.0f ms\n' "$rep" "${table_names[$i]}" "$ms"
 	done
 done
-for i in "${!tables[@]}"; do
-	psql_bench -c "INSERT INTO results
-		SELECT 'insert_select_size', $i, '${table_names[$i]}', 0, 1, m, v
-		  FROM (VALUES ('table_bytes', pg_table_size('${tables[$i]}')),
-		               ('index_bytes', pg_indexes_size('${tables[$i]}'))) AS x(m, v)"
+# sizes SECTION: record each table's rows, table and index bytes
+sizes() {
+	local i
+	for i in "${!tables[@]}"; do
+		psql_bench -c "INSERT INTO results
+			SELECT '$1', $i, '${table_names[$i]}', 0, 1, m, v
+			  FROM (SELECT count(*) AS n_rows, pg_table_size('${tables[$i]}') AS tbl,
+			               pg_indexes_size('${tables[$i]}') AS idx FROM ${tables[$i]}) AS s,
+			       LATERAL (VALUES ('rows', n_rows), ('table_bytes', tbl), ('index_bytes', idx)) AS x(m, v)"
+	done
+}
+sizes insert_select_size
+for rep in $(seq "$REPS"); do
+	for c in $CLIENTS; do
+		for i in $(turns ${#tables[@]} "$rep"); do
+			psql_bench -c "CHECKPOINT"
+			tps=$(pgbench_tps "$c" "INSERT INTO ${tables[$i]} (v) VALUES (1);")
+			record insert "$i" "${table_names[$i]}" "$c" "$rep" tps "$tps"
+			printf '    rep %s  c=%-2d  %-28s %10.0f tps\n' "$rep" "$c" "${table_names[$i]}" "$tps"
+		done
+	done
 done
+sizes insert_size
 
 say "4. Bursts of $BURST IDs above the ceiling, $REPS times"
 burst_names=("snowflake_nextval()" "snowflake_nextval(n)"
