@@ -187,9 +187,14 @@ snowflake_redo(XLogReaderState *record)
 		elog(PANIC, "snowflake_redo: unknown op code %u", info);
 
 	/*
-	 * The file always holds the mark in shared memory (it is read at startup,
-	 * and every raise rewrites it), so a record at or below that mark has
-	 * nothing to add; rewriting the file then could only lower it.
+	 * The file holds the mark in shared memory (it is read at startup, and
+	 * every raise rewrites it), so a record at or below that mark has nothing
+	 * to add; rewriting the file then could only lower it.  If the file could
+	 * not be read at startup, the mark in memory is -1 and replay rewrites the
+	 * file with what it finds: every mark reaches WAL before the file, so the
+	 * last record replayed is the last mark made since the redo point (if
+	 * there was none, the file is left as it was).  Generation still refuses
+	 * until the next restart reads the file again.
 	 */
 	xlrec = (xl_snowflake_mark *) XLogRecGetData(record);
 	if (snowflake_raise_mark(xlrec->mark_id))
