@@ -4,9 +4,11 @@
  *	  The one place that hides differences between PostgreSQL versions.
  *
  * Built and tested here against PostgreSQL 15 only (Debian 12).  The notes
- * and shims for 16, 17 and 18 come from reading those versions' headers,
- * not from building against them; treat them as the first place to look
- * when a build on another version fails.
+ * and shims for 16, 17 and 18 come from reading those versions' headers;
+ * scripts/check-compat.sh compiles the sources against the 17 and 18
+ * headers (from Debian trixie and sid), which checks that they compile, not
+ * that they work.  Treat this file as the first place to look when a build
+ * on another version fails.
  *
  * Why not 13 or 14
  * ----------------
