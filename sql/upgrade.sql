@@ -1,7 +1,7 @@
 --
 -- The upgrade path: install the first release, update it one release at a
--- time to the current version, and check that the result matches a fresh
--- install object for object.  Later tests run against the fresh install.
+-- time to the current version, exercising each, and pin what the update
+-- produced.  Later tests run against a fresh install.
 --
 CREATE EXTENSION snowflake VERSION '1.0';
 SELECT extversion FROM pg_extension WHERE extname = 'snowflake';
@@ -19,32 +19,28 @@ SELECT extversion = (SELECT default_version FROM pg_available_extensions
 SELECT snowflake_nextval() > 0 AS works_after_update;
 SELECT largest_drift_ms >= 0 AS stats_in_1_2 FROM snowflake_stats;
 
--- every member object with its markings, comment and privileges
-CREATE FUNCTION pg_temp.snowflake_members()
-RETURNS TABLE (object text, markings text, comment text, acl text)
-LANGUAGE sql AS $$
-    SELECT pg_describe_object(d.classid, d.objid, d.objsubid),
-           (SELECT provolatile::text || proisstrict::text || proparallel::text
-              FROM pg_proc WHERE d.classid = 'pg_proc'::regclass AND oid = d.objid),
-           obj_description(d.objid, (SELECT relname FROM pg_class WHERE oid = d.classid)),
-           coalesce((SELECT proacl::text FROM pg_proc
-                      WHERE d.classid = 'pg_proc'::regclass AND oid = d.objid),
-                    (SELECT relacl::text FROM pg_class
-                      WHERE d.classid = 'pg_class'::regclass AND oid = d.objid))
-      FROM pg_depend d
-     WHERE d.refclassid = 'pg_extension'::regclass
-       AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
-       AND d.deptype = 'e'
-$$;
-CREATE TEMP TABLE upgraded AS SELECT * FROM pg_temp.snowflake_members();
+-- every member object of the updated extension, with its markings,
+-- whether it has a comment, and its privileges (the owner shown as OWNER),
+-- pinned: a later upgrade script that forgets a COMMENT, a GRANT or a
+-- marking shows up here.  (There is no full install script for the current
+-- version, so CREATE EXTENSION runs this same chain of scripts and a
+-- comparison with a fresh install would compare the chain with itself.)
+SELECT pg_describe_object(d.classid, d.objid, d.objsubid) AS object,
+       (SELECT provolatile::text || proisstrict::text || proparallel::text
+          FROM pg_proc WHERE d.classid = 'pg_proc'::regclass AND oid = d.objid) AS markings,
+       obj_description(d.objid, (SELECT relname FROM pg_class WHERE oid = d.classid))
+           IS NOT NULL AS commented,
+       regexp_replace(coalesce((SELECT proacl::text FROM pg_proc
+                                 WHERE d.classid = 'pg_proc'::regclass AND oid = d.objid),
+                               (SELECT relacl::text FROM pg_class
+                                 WHERE d.classid = 'pg_class'::regclass AND oid = d.objid)),
+                      '\m' || current_user || '\M', 'OWNER', 'g') AS acl
+  FROM pg_depend d
+ WHERE d.refclassid = 'pg_extension'::regclass
+   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'snowflake')
+   AND d.deptype = 'e'
+ ORDER BY object;
 
+-- later tests start from CREATE EXTENSION
 DROP EXTENSION snowflake;
 CREATE EXTENSION snowflake;
-CREATE TEMP TABLE fresh AS SELECT * FROM pg_temp.snowflake_members();
-
--- no differences either way
-(SELECT 'only after update' AS side, * FROM upgraded EXCEPT SELECT 'only after update', * FROM fresh)
-UNION ALL
-(SELECT 'only in fresh install', * FROM fresh EXCEPT SELECT 'only in fresh install', * FROM upgraded);
-SELECT count(*) > 0 AS compared_something FROM fresh;
-DROP TABLE upgraded, fresh;
