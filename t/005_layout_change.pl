@@ -36,6 +36,18 @@ like($err, qr/system clock is too far behind the last snowflake ID/,
 like($err, qr/HINT:.*was changed after IDs were issued/,
 	'whose hint names the changed settings, not the clock');
 
+# Narrower still (no worker bits, one sequence bit): the old mark now stands
+# for an instant millions of years ahead, beyond timestamptz.  snowflake_stats,
+# which one reads to diagnose this, still answers, with mark_time NULL.
+set_snowflake_conf($node,
+	'snowflake.worker_bits' => 0,
+	'snowflake.sequence_bits' => 1);
+$node->restart;
+is( $node->safe_psql('postgres',
+		'SELECT mark_id IS NOT NULL, mark_time IS NULL, timestamp_bits FROM snowflake_stats'),
+	't|t|62',
+	'snowflake_stats answers when the mark lies beyond timestamptz, with mark_time NULL');
+
 # Back to the old layout: generation resumes above the old IDs.
 set_snowflake_conf($node);
 $node->restart;
