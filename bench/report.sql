@@ -39,6 +39,30 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 CREATE FUNCTION pg_temp.x(x float8) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$ SELECT to_char(round(x::numeric, 2), 'FM990.00') || 'x' $$;
+-- a pgbench section as a markdown table: a row per competitor, a column per
+-- client count
+CREATE FUNCTION pg_temp.by_clients(sec text, what text) RETURNS SETOF text
+LANGUAGE sql STABLE AS $$
+	SELECT line FROM (
+		SELECT 0 AS k, pg_temp.md(VARIADIC array[what] || array_agg(
+				   c || CASE c WHEN 1 THEN ' client' ELSE ' clients' END ORDER BY c)) AS line
+		  FROM (SELECT DISTINCT clients AS c FROM med WHERE section = sec) s
+		UNION ALL
+		SELECT 1, pg_temp.md(VARIADIC array['---'] || array_agg('---:'::text ORDER BY c))
+		  FROM (SELECT DISTINCT clients AS c FROM med WHERE section = sec) s
+		UNION ALL
+		SELECT 2 + ord, pg_temp.md(VARIADIC array['`' || name || '`']
+								   || array_agg(pg_temp.num(value) ORDER BY clients))
+		  FROM med WHERE section = sec GROUP BY ord, name) t
+	 ORDER BY k
+$$;
+-- a row of that table: competitor a's results over b's, at each client count
+CREATE FUNCTION pg_temp.ratio_row(sec text, a text, b text, label text) RETURNS text
+LANGUAGE sql STABLE AS $$
+	SELECT pg_temp.md(VARIADIC array[label] || array_agg(pg_temp.x(x.value / y.value) ORDER BY x.clients))
+	  FROM med x JOIN med y USING (section, clients, metric)
+	 WHERE section = sec AND x.name = a AND y.name = b
+$$;
 
 \echo '## 1. Bulk generation: `SELECT count(f()) FROM generate_series(1, N)`'
 \echo
@@ -56,16 +80,9 @@ SELECT pg_temp.md('`' || name || '`', pg_temp.num(value, 1), pg_temp.num(value *
 
 \echo '## 2. `pgbench -M prepared`, `SELECT f()`: transactions per second'
 \echo
-SELECT pg_temp.md(VARIADIC array['function'] || array_agg(c || CASE c WHEN 1 THEN ' client' ELSE ' clients' END ORDER BY c))
-  FROM (SELECT DISTINCT clients AS c FROM med WHERE section = 'select') s;
-SELECT pg_temp.md(VARIADIC array['---'] || array_agg('---:'::text ORDER BY c))
-  FROM (SELECT DISTINCT clients AS c FROM med WHERE section = 'select') s;
-SELECT pg_temp.md(VARIADIC array['`' || name || '`'] || array_agg(pg_temp.num(value) ORDER BY clients))
-  FROM med WHERE section = 'select' GROUP BY ord, name ORDER BY ord;
-SELECT pg_temp.md(VARIADIC array['snowflake_nextval() / nextval(), no cache']
-                   || array_agg(pg_temp.x(s.value / q.value) ORDER BY s.clients))
-  FROM med s JOIN med q USING (section, clients, metric)
- WHERE section = 'select' AND s.name = 'snowflake_nextval()' AND q.name = 'nextval(), no cache';
+SELECT pg_temp.by_clients('select', 'function');
+SELECT pg_temp.ratio_row('select', 'snowflake_nextval()', 'nextval(), no cache',
+                         'snowflake_nextval() / nextval(), no cache');
 \echo
 SELECT format('Run-to-run spread (max - min of the repetitions over their median, the median over all cells): %s. Differences smaller than that are noise.', pg_temp.spread('select'));
 \echo
@@ -87,17 +104,11 @@ SELECT format('(M = %s.)', pg_temp.num(:insert_rows));
 \echo
 \echo 'Then pgbench on top, one `INSERT INTO t (v) VALUES (1)` per transaction, with a `CHECKPOINT` before each run: transactions per second'
 \echo
-SELECT pg_temp.md(VARIADIC array['key'] || array_agg(c || CASE c WHEN 1 THEN ' client' ELSE ' clients' END ORDER BY c))
-  FROM (SELECT DISTINCT clients AS c FROM med WHERE section = 'insert') s;
-SELECT pg_temp.md(VARIADIC array['---'] || array_agg('---:'::text ORDER BY c))
-  FROM (SELECT DISTINCT clients AS c FROM med WHERE section = 'insert') s;
-SELECT pg_temp.md(VARIADIC array['`' || name || '`'] || array_agg(pg_temp.num(value) ORDER BY clients))
-  FROM med WHERE section = 'insert' GROUP BY ord, name ORDER BY ord;
-SELECT pg_temp.md(VARIADIC array['snowflake / ' || q.name]
-                   || array_agg(pg_temp.x(s.value / q.value) ORDER BY s.clients))
-  FROM med s JOIN med q USING (section, clients, metric)
- WHERE section = 'insert' AND s.ord = 0 AND q.ord > 0
- GROUP BY q.ord, q.name ORDER BY q.ord;
+SELECT pg_temp.by_clients('insert', 'key');
+SELECT pg_temp.ratio_row('insert', 'DEFAULT snowflake_nextval()', 'bigserial',
+                         'snowflake / bigserial');
+SELECT pg_temp.ratio_row('insert', 'DEFAULT snowflake_nextval()', 'DEFAULT gen_random_uuid()',
+                         'snowflake / gen_random_uuid()');
 \echo
 SELECT format('Run-to-run spread: %s.', pg_temp.spread('insert'));
 \echo

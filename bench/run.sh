@@ -112,6 +112,25 @@ pgbench_tps() {
 # or last
 turns() { local i; for i in $(seq 0 $(($1 - 1))); do echo $(((i + $2) % $1)); done; }
 
+# pgbench_section SECTION NAMES SCRIPTS [SETUP]: for each repetition and
+# client count, run every script of the array SCRIPTS (named by the array
+# NAMES) with pgbench, taking turns, and record its tps under SECTION; SETUP
+# is SQL to run before each run
+pgbench_section() {
+	local -n names=$2 scripts=$3
+	local rep c i tps
+	for rep in $(seq "$REPS"); do
+		for c in $CLIENTS; do
+			for i in $(turns ${#names[@]} "$rep"); do
+				[ -z "${4:-}" ] || psql_bench -c "$4"
+				tps=$(pgbench_tps "$c" "${scripts[$i]}")
+				record "$1" "$i" "${names[$i]}" "$c" "$rep" tps "$tps"
+				printf '    rep %s  c=%-2d  %-28s %10.0f tps\n' "$rep" "$c" "${names[$i]}" "$tps"
+			done
+		done
+	done
+}
+
 say "1. Bulk generation: $N IDs in one statement, $REPS times"
 bulk_names=(
 	"snowflake_nextval()"
@@ -146,15 +165,7 @@ select_names=("snowflake_nextval()" "nextval(), no cache" "nextval(), CACHE 100"
 select_sql=("SELECT snowflake_nextval();" "SELECT nextval('seq_nocache');"
 	"SELECT nextval('seq_cache100');" "SELECT gen_random_uuid();"
 	"SELECT clock_timestamp();")
-for rep in $(seq "$REPS"); do
-	for c in $CLIENTS; do
-		for i in $(turns ${#select_names[@]} "$rep"); do
-			tps=$(pgbench_tps "$c" "${select_sql[$i]}")
-			record select "$i" "${select_names[$i]}" "$c" "$rep" tps "$tps"
-			printf '    rep %s  c=%-2d  %-28s %10.0f tps\n' "$rep" "$c" "${select_names[$i]}" "$tps"
-		done
-	done
-done
+pgbench_section select select_names select_sql
 
 # Bulk loads first, each into an empty table; the last one stays, so the
 # single-row inserts go into tables of realistic size, where a random key
@@ -183,16 +194,9 @@ sizes() {
 	done
 }
 sizes insert_select_size
-for rep in $(seq "$REPS"); do
-	for c in $CLIENTS; do
-		for i in $(turns ${#tables[@]} "$rep"); do
-			psql_bench -c "CHECKPOINT"
-			tps=$(pgbench_tps "$c" "INSERT INTO ${tables[$i]} (v) VALUES (1);")
-			record insert "$i" "${table_names[$i]}" "$c" "$rep" tps "$tps"
-			printf '    rep %s  c=%-2d  %-28s %10.0f tps\n' "$rep" "$c" "${table_names[$i]}" "$tps"
-		done
-	done
-done
+insert_sql=()
+for t in "${tables[@]}"; do insert_sql+=("INSERT INTO $t (v) VALUES (1);"); done
+pgbench_section insert table_names insert_sql CHECKPOINT
 sizes insert_size
 
 say "4. Bursts of $BURST IDs above the ceiling, $REPS times"
