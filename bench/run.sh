@@ -47,19 +47,7 @@ unset PGHOST PGPORT PGUSER PGDATABASE PGOPTIONS PGSERVICE
 install_packages "${BENCH_PACKAGES[@]}"
 build_and_install
 
-WORK=$(owned_tmpdir bench)
-started=
-cleanup() {
-	local status=$?
-	cd /
-	[ -z "$started" ] || cluster_stop "$WORK"
-	rm -rf "$WORK"
-	exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-cd "$WORK"	# a directory the cluster's user can enter
+enter_workdir bench
 
 # fsync stays on, so snowflake's mark writes (a WAL flush and an fsynced file
 # per second of ID time) are paid in full.  Commits do not wait for their WAL
@@ -77,7 +65,6 @@ max_wal_size = 16GB
 checkpoint_timeout = 1h
 max_connections = 40
 EOF
-started=1
 cluster_start "$WORK"
 
 psql_bench() {

@@ -19,25 +19,7 @@ unset PGHOST PGPORT PGUSER PGDATABASE PGOPTIONS PGSERVICE
 install_packages "${DEMO_PACKAGES[@]}"
 build_and_install
 
-WORK=$(owned_tmpdir demo)
-started=
-cleanup() {
-	local status=$? pids
-	cd /
-	pids=$(jobs -p)
-	# shellcheck disable=SC2086 # one word per pid
-	[ -z "$pids" ] || kill $pids 2>/dev/null || true
-	if [ -n "$started" ]; then
-		say "Stopping the cluster and removing $WORK"
-		cluster_stop "$WORK"
-	fi
-	rm -rf "$WORK"
-	exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-cd "$WORK"	# a directory the cluster's user can enter
+enter_workdir demo
 
 say "Creating a throwaway cluster in $WORK (runs as $(pg_user))"
 cluster_create "$WORK" "$PORT" <<EOF
@@ -46,8 +28,6 @@ shared_preload_libraries = 'snowflake'
 snowflake.worker_id = 1
 EOF
 sed -n '/^# added by demo.sh/,$p' "$WORK/data/postgresql.conf"
-
-started=1
 cluster_start "$WORK"
 
 run_psql() {

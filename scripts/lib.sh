@@ -113,3 +113,29 @@ cluster_start() {
 cluster_stop() {
 	as_pg "$PG_BINDIR/pg_ctl" -D "$1/data" -m fast -s stop 2>/dev/null || true
 }
+
+# enter_workdir NAME: make WORK a new directory that pg_user owns, and the
+# current directory (one the cluster's user can enter).  On exit, error or
+# Ctrl-C: stop background jobs, stop a cluster still running in WORK, and
+# remove WORK.
+enter_workdir() {
+	WORK=$(owned_tmpdir "$1")
+	trap leave_workdir EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	cd "$WORK"
+}
+
+leave_workdir() {
+	local status=$? pids
+	cd /
+	pids=$(jobs -p)
+	# shellcheck disable=SC2086 # one word per pid
+	[ -z "$pids" ] || kill $pids 2>/dev/null || true
+	if [ -f "$WORK/data/postmaster.pid" ]; then
+		say "Stopping the cluster and removing $WORK"
+		cluster_stop "$WORK"
+	fi
+	rm -rf "$WORK"
+	exit "$status"
+}
