@@ -100,6 +100,7 @@ SELECT pg_temp.md('`' || name || '`', pg_temp.num(value), pg_temp.num(:insert_ro
                    pg_temp.x(pg_temp.v('insert_select_size', name, 0, 'index_bytes')
                              / pg_temp.v('insert_select_size', 'bigserial', 0, 'index_bytes')))
   FROM med WHERE section = 'insert_select' ORDER BY ord;
+\echo
 SELECT format('(M = %s.)', pg_temp.num(:insert_rows));
 \echo
 \echo 'Then pgbench on top, one `INSERT INTO t (v) VALUES (1)` per transaction, with a `CHECKPOINT` before each run: transactions per second'
@@ -149,6 +150,7 @@ SELECT pg_temp.md('---', '---:', '---:');
 SELECT pg_temp.md('`' || name || '`', pg_temp.num(value),
                    pg_temp.x(pg_temp.v('callgrind', 'nextval(), no cache', 1, 'instructions') / value))
   FROM med WHERE section = 'callgrind' ORDER BY ord;
+\echo
 SELECT format('Of `snowflake_nextval()`''s %s instructions, %s are the generator''s LWLock (acquire and release).',
               pg_temp.num(pg_temp.v('callgrind', 'snowflake_nextval()', 1, 'instructions')),
               pg_temp.num(value))
