@@ -123,9 +123,10 @@ static const char *loaded_epoch_problem = NULL;
 void
 snowflake_load_epoch(void)
 {
-	if (!snowflake_parse_epoch(snowflake_epoch, &loaded_epoch,
-							   &loaded_epoch_problem))
-		Assert(loaded_epoch_problem != NULL);
+	/* on failure, the problem is kept for snowflake_layout() to report */
+	if (snowflake_parse_epoch(snowflake_epoch, &loaded_epoch,
+							  &loaded_epoch_problem))
+		loaded_epoch_problem = NULL;
 }
 
 /*
