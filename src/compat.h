@@ -42,6 +42,10 @@
  *						richer one where it exists.
  *	PG_WAIT_EXTENSION	still defined in 17 and 18 (utils/wait_classes.h in
  *						18, included through pgstat.h).
+ *	ProcessUtility_hook	the signature with readOnlyTree (added in 14) and
+ *						QueryCompletion is the same in 15 to 19 (read in
+ *						the 17, 18 and 19rc1 headers), as are DiscardStmt
+ *						and DiscardMode: no shim.
  *	shmem_request_hook, MarkGUCPrefixReserved, lnext(list, cell),
  *	ParseDateTime, tm2timestamp, WaitLatch, durable_rename, the RmgrData
  *	fields we fill in: unchanged from 15 to 18.

@@ -144,6 +144,9 @@ extern void snowflake_get_stats(SnowflakeStats *stats, int64 *last_id,
 								int64 *mark_id, int64 *drift_ms);
 extern void snowflake_reset_stats(void);
 
+/* functions.c */
+extern void snowflake_forget_currval(void);
+
 /* mark.c */
 extern void snowflake_register_rmgr(void);
 extern bool snowflake_read_mark_file(int64 *mark_id);
