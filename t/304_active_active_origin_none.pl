@@ -22,6 +22,12 @@ use Test::More;
 my $seconds = $ENV{SNOWFLAKE_MESH_SECONDS} // 10;
 my @worker_ids = (11, 12, 13);
 
+# Not a missing dependency: the subscription option does not exist before 16.
+my $version = PostgreSQL::Test::Cluster->new('version')->pg_version;
+plan skip_all =>
+  "the subscription option origin = none needs PostgreSQL 16 or later (this is $version)"
+  if $version < 16;
+
 my $nodes = [];
 for my $n (1 .. 3)
 {
@@ -32,11 +38,6 @@ for my $n (1 .. 3)
 		init => { allows_streaming => 'logical' },
 		conf => { shared_buffers => '16MB' });
 }
-
-# Not a missing dependency: the subscription option does not exist before 16.
-plan skip_all => 'the subscription option origin = none needs PostgreSQL 16 or later (this is '
-  . $nodes->[0]->pg_version . ')'
-  if $nodes->[0]->pg_version < 16;
 
 for my $n (1 .. 3)
 {
