@@ -48,6 +48,7 @@ our @EXPORT = qw(
   set_fake_clock
   start_with_fake_clock
   restart_with_fake_clock
+  fake_clock_bindir
   server_clock_offset
   clock_offset_ok
   start_pgbench
@@ -261,20 +262,30 @@ sub set_fake_clock
 	return;
 }
 
+# The environment that puts a process under the node's fake clock.
+# FAKETIME_NO_SHM: every process reads the file itself rather than sharing
+# state through shared memory.
+sub _fake_clock_env
+{
+	my ($node) = @_;
+	return (
+		LD_PRELOAD                   => $libfaketime,
+		FAKETIME_TIMESTAMP_FILE      => _clock_file($node),
+		FAKETIME_NO_CACHE            => '1',
+		FAKETIME_DONT_FAKE_MONOTONIC => '1',
+		FAKETIME_NO_SHM              => '1');
+}
+
 # Set the offset and run $action with libfaketime in the environment of
 # pg_ctl (whose start-up check compares its clock with the server's) and so
-# of the server.  FAKETIME_NO_SHM: every process reads the file itself
-# rather than sharing state through shared memory.
+# of the server.
 sub _under_fake_clock
 {
 	my ($node, $offset, $action) = @_;
+	my %env = _fake_clock_env($node);
 
 	set_fake_clock($node, $offset);
-	local $ENV{LD_PRELOAD}                   = $libfaketime;
-	local $ENV{FAKETIME_TIMESTAMP_FILE}      = _clock_file($node);
-	local $ENV{FAKETIME_NO_CACHE}            = '1';
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
-	local $ENV{FAKETIME_NO_SHM}              = '1';
+	local @ENV{ keys %env } = values %env;
 	return $action->();
 }
 
@@ -298,6 +309,42 @@ sub restart_with_fake_clock
 {
 	my ($node, $offset) = @_;
 	return _under_fake_clock($node, $offset, sub { $node->restart });
+}
+
+=item fake_clock_bindir($node, $offset)
+
+For a server that a tool starts itself (pg_auto_failover's keeper runs the
+F<postgres> next to the F<pg_ctl> it is given): set the node's offset and
+make, in the node's base directory, a directory of links to the installed
+programs in which F<postgres> is a script that runs the real one under the
+node's fake clock.  The tool keeps the real time.  Returns the directory.
+
+=cut
+
+sub fake_clock_bindir
+{
+	my ($node, $offset) = @_;
+	my $bindir = $node->config_data('--bindir');
+	my $dir = File::Spec->rel2abs($node->basedir . '/fake_clock_bin');
+	my %env = _fake_clock_env($node);
+
+	set_fake_clock($node, $offset);
+	mkdir $dir or die "could not create \"$dir\": $!";
+	opendir my $dh, $bindir or die "could not read \"$bindir\": $!";
+	foreach my $program (grep { !/^\./ && $_ ne 'postgres' } readdir $dh)
+	{
+		symlink "$bindir/$program", "$dir/$program"
+		  or die "could not link \"$dir/$program\": $!";
+	}
+	closedir $dh;
+
+	open my $fh, '>', "$dir/postgres" or die "could not write \"$dir/postgres\": $!";
+	print $fh "#!/bin/sh\n",
+	  (map { "$_='$env{$_}'; export $_\n" } sort keys %env),
+	  "exec '$bindir/postgres' \"\$@\"\n";
+	close $fh or die "could not close \"$dir/postgres\": $!";
+	chmod 0755, "$dir/postgres" or die "could not chmod \"$dir/postgres\": $!";
+	return $dir;
 }
 
 =item server_clock_offset($node)
