@@ -314,6 +314,16 @@ my @shapes = (
 		  . "SELECT other, 'worker1_select', tenant FROM staging"
 	},
 	{
+		shape => 'worker1_union',
+		via => $worker1,
+		generator => 'receiver',
+		method => 'pull to coordinator',
+		rows => 200,
+		sql => "INSERT INTO events (tenant, shape, src_tenant)\n"
+		  . "SELECT tenant, 'worker1_union', tenant FROM staging WHERE other = 3\n"
+		  . "UNION ALL SELECT other, 'worker1_union', tenant FROM staging WHERE other = 4"
+	},
+	{
 		shape => 'worker1_select_reference',
 		via => $worker1,
 		generator => 'receiver',
@@ -323,12 +333,17 @@ my @shapes = (
 		  . "SELECT tenant, 'worker1_select_reference' FROM tenants"
 	});
 
-# How many IDs each node has issued so far.
+# How many IDs each node has issued so far, in the order of @nodes, read
+# with one psql call through Citus.
 sub ids_issued
 {
-	return map {
-		$_->safe_psql('postgres', 'SELECT ids_issued FROM snowflake_stats')
-	} @nodes;
+	my %issued = map { split /\|/ } split /\n/, $coordinator->safe_psql(
+		'postgres', q{
+		SELECT n.nodeport, r.result
+		  FROM run_command_on_all_nodes('SELECT ids_issued FROM snowflake_stats') r
+		  JOIN pg_dist_node n USING (nodeid)
+		 WHERE r.success});
+	return map { $issued{ $_->port } // die 'no ids_issued from ' . $_->name } @nodes;
 }
 
 # Rows per worker id of one shape, in events and event_log (once it exists).
