@@ -12,7 +12,9 @@
 #
 # The build is cached, one per PostgreSQL major and tarball checksum, as a
 # staged install tree (make install DESTDIR=...) in
-#     $SNOWFLAKE_CITUS_CACHE/pgMAJOR-CHECKSUM/
+#     $SNOWFLAKE_CITUS_CACHE/pgMAJOR-CHECKSUM-RECIPE/
+# (RECIPE: a checksum of the configure arguments below, so that changing
+# them builds anew)
 # (default /var/cache/snowflake-test/citus as root, else
 # ~/.cache/snowflake-test/citus).  Inside a test root that is the root's own
 # /var/cache, so each root builds once; a second run only copies the staged
@@ -20,9 +22,12 @@
 #
 # Installs its build dependencies with apt-get when they are missing:
 # build-essential, the server headers, libicu-dev, libkrb5-dev (the server
-# headers include gssapi.h), liblz4-dev, libzstd-dev.
-# Citus is configured --without-libcurl (it uses curl only for its
-# statistics collection).
+# headers include gssapi.h), liblz4-dev, libzstd-dev, libcurl4-openssl-dev.
+# Citus uses libcurl only for its anonymous statistics collection, which is
+# off unless a build defines ENABLE_CITUS_STATISTICS_COLLECTION (the
+# release's configure does not).  It is built with libcurl all the same:
+# Debian builds PostgreSQL 18 with libcurl, so its pg_config.h defines
+# HAVE_LIBCURL, and Citus's sources then use curl whatever configure says.
 set -euo pipefail
 tarball=${1:-}
 pg_config=${2:-}
@@ -68,7 +73,7 @@ fi
 
 # Build dependencies.  The server headers come from Debian's package only
 # for Debian's own PostgreSQL.
-packages=(build-essential libicu-dev libkrb5-dev liblz4-dev libzstd-dev)
+packages=(build-essential libcurl4-openssl-dev libicu-dev libkrb5-dev liblz4-dev libzstd-dev)
 [ "$("$pg_config" --bindir)" != "/usr/lib/postgresql/$major/bin" ] ||
 	packages+=("postgresql-server-dev-$major")
 install_packages "${packages[@]}"
@@ -80,8 +85,11 @@ if is_root; then
 else
 	cache=${SNOWFLAKE_CITUS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/snowflake-test/citus}
 fi
+configure_args=(PG_CONFIG="$pg_config")
 checksum=$(sha256sum "$tarball" | cut -c1-16)
-entry=$cache/pg$major-$checksum
+recipe=$(printf '%s\n' "${configure_args[@]}" | sha256sum | cut -c1-8)
+name=pg$major-$checksum-$recipe
+entry=$cache/$name
 stage=$entry/stage
 pkglibdir=$("$pg_config" --pkglibdir)
 sharedir=$("$pg_config" --sharedir)
@@ -89,21 +97,17 @@ sharedir=$("$pg_config" --sharedir)
 if [ -f "$stage$pkglibdir/citus.so" ]; then
 	say "Citus $version for PostgreSQL $major: using the cached build in $entry"
 else
-	say "Building Citus $version for PostgreSQL $major (the log: $cache/pg$major-$checksum.log)"
+	say "Building Citus $version for PostgreSQL $major (the log: $cache/$name.log)"
 	mkdir -p "$cache"
-	log=$cache/pg$major-$checksum.log
+	log=$cache/$name.log
 	work=$(mktemp -d "$cache/build.XXXXXX")
 	trap 'rm -rf "$work"' EXIT
 	started=$(date +%s)
-	if ! (
-		set -e
-		cd "$work"
-		tar -xzf "$tarball"
-		cd "$top"
-		./configure PG_CONFIG="$pg_config" --without-libcurl
-		make -j"$(nproc)"
-		make install DESTDIR="$work/stage"
-	) >"$log" 2>&1; then
+	# One && chain: set -e does not apply inside the condition of an if.
+	if ! (cd "$work" && tar -xzf "$tarball" && cd "$top" &&
+		./configure "${configure_args[@]}" &&
+		make -j"$(nproc)" &&
+		make install DESTDIR="$work/stage") >"$log" 2>&1; then
 		echo "last 40 lines of $log:" >&2
 		tail -n 40 "$log" >&2
 		die "building Citus $version for PostgreSQL $major failed (the whole log: $log)"
