@@ -67,7 +67,7 @@ my $citus_control = "$sharedir/extension/citus.control";
 if (!-f $citus_control)
 {
 	plan skip_all =>
-	  "Citus $citus_min-$citus_max does not support PostgreSQL $major"
+	  "Citus 14 supports PostgreSQL $citus_min to $citus_max, not $major"
 	  if $major < $citus_min || $major > $citus_max;
 	if ($ENV{SNOWFLAKE_CITUS})
 	{
