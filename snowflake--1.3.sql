@@ -637,7 +637,6 @@ COMMENT ON FUNCTION snowflake_migrate(regclass, name, boolean, boolean) IS
 --
 -- The worker-id registry
 --
---
 -- Two servers with the same worker id mint the same IDs.  The registry
 -- records which database system (pg_control_system().system_identifier)
 -- holds each worker id.  The guard trigger refuses a second system for a
@@ -647,42 +646,73 @@ COMMENT ON FUNCTION snowflake_migrate(regclass, name, boolean, boolean) IS
 -- conflict stops the subscription with the guard's error.  A row that is
 -- already there is skipped silently, which keeps a mesh of publications
 -- from looping.  docs/operations.md describes the topologies.
+--
+-- The table and its trigger function live in a schema of their own,
+-- created here and dropped with the extension, so that tools which read
+-- the application's schema (Rails' schema dumper, Alembic, Prisma) never
+-- see them.  A schema of that name that the extension did not create is
+-- never taken over: its owner could drop or alter what we put in it.
 
-CREATE TABLE @extschema@.snowflake_workers (
+DO $$
+BEGIN
+    IF pg_catalog.to_regnamespace('snowflake') IS NOT NULL THEN
+        RAISE EXCEPTION 'schema "snowflake" already exists'
+            USING ERRCODE = 'duplicate_schema',
+                  DETAIL = 'The extension keeps its worker-id registry in a schema of its own named snowflake, and does not take over a schema it did not create.',
+                  HINT = 'Rename the existing schema (ALTER SCHEMA snowflake RENAME TO ...), then create or update the extension; its functions may go in any other schema.';
+    END IF;
+END
+$$;
+
+CREATE SCHEMA snowflake;
+
+COMMENT ON SCHEMA snowflake IS
+'The worker-id registry of the snowflake extension, kept out of the application''s schema';
+
+GRANT USAGE ON SCHEMA snowflake TO PUBLIC;
+
+CREATE TABLE snowflake.workers (
     worker_id integer PRIMARY KEY CHECK (worker_id >= 0),
     system_identifier bigint NOT NULL,
     host text,
     first_seen timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT snowflake_workers_worker_system_key UNIQUE (worker_id, system_identifier)
+    CONSTRAINT workers_worker_system_key UNIQUE (worker_id, system_identifier)
 );
 
 -- Logical replication identifies rows by worker id AND system, so that
 -- deleting one server's row never deletes another server's row elsewhere.
-ALTER TABLE @extschema@.snowflake_workers
-    REPLICA IDENTITY USING INDEX snowflake_workers_worker_system_key;
+ALTER TABLE snowflake.workers
+    REPLICA IDENTITY USING INDEX workers_worker_system_key;
 
-COMMENT ON TABLE @extschema@.snowflake_workers IS
+COMMENT ON TABLE snowflake.workers IS
 'Which database system holds each worker id: replicate it to catch a worker id used twice';
-COMMENT ON COLUMN @extschema@.snowflake_workers.worker_id IS
+COMMENT ON COLUMN snowflake.workers.worker_id IS
 'The snowflake.worker_id of the registered server';
-COMMENT ON COLUMN @extschema@.snowflake_workers.system_identifier IS
+COMMENT ON COLUMN snowflake.workers.system_identifier IS
 'The registered server''s pg_control_system().system_identifier';
-COMMENT ON COLUMN @extschema@.snowflake_workers.host IS
+COMMENT ON COLUMN snowflake.workers.host IS
 'A label for the registered server, for people reading errors';
-COMMENT ON COLUMN @extschema@.snowflake_workers.first_seen IS
+COMMENT ON COLUMN snowflake.workers.first_seen IS
 'When the worker id was registered';
 
 -- pg_dump keeps the rows (the table itself comes with CREATE EXTENSION).
-SELECT pg_catalog.pg_extension_config_dump('@extschema@.snowflake_workers', '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake.workers', '');
 
-GRANT SELECT ON @extschema@.snowflake_workers TO PUBLIC;
-CREATE FUNCTION @extschema@.snowflake_workers_guard()
+GRANT SELECT ON snowflake.workers TO PUBLIC;
+
+-- The role that created the extension registers servers and retires their
+-- rows.  A no-op for a superuser, who owns the table; a database owner who
+-- creates the (trusted) extension does not own it: the bootstrap superuser
+-- runs this script for them and owns what it creates.
+GRANT INSERT, UPDATE, DELETE ON snowflake.workers TO @extowner@;
+
+CREATE FUNCTION snowflake.workers_guard()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    held @extschema@.snowflake_workers;
+    held snowflake.workers;
 BEGIN
     IF TG_OP = 'UPDATE' THEN
         IF NEW.worker_id = OLD.worker_id
@@ -694,7 +724,7 @@ BEGIN
             held := OLD;
         ELSE
             SELECT * INTO held
-              FROM @extschema@.snowflake_workers w
+              FROM snowflake.workers w
              WHERE w.worker_id = NEW.worker_id;
             -- a free worker id may be taken, as by an insert; one that
             -- this system holds in another row is left to the primary key
@@ -717,7 +747,7 @@ BEGIN
     END IF;
 
     SELECT * INTO held
-      FROM @extschema@.snowflake_workers w
+      FROM snowflake.workers w
      WHERE w.worker_id = NEW.worker_id;
     IF NOT FOUND THEN
         RETURN NEW;
@@ -741,17 +771,17 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION @extschema@.snowflake_workers_guard() IS
+COMMENT ON FUNCTION snowflake.workers_guard() IS
 'Trigger: refuses to give a worker id to a second database system, also in replication';
 
 -- ENABLE ALWAYS: the guard fires in logical replication apply workers too.
-CREATE TRIGGER snowflake_workers_guard
+CREATE TRIGGER workers_guard
     BEFORE INSERT OR UPDATE OF worker_id, system_identifier
-    ON @extschema@.snowflake_workers
-    FOR EACH ROW EXECUTE FUNCTION @extschema@.snowflake_workers_guard();
+    ON snowflake.workers
+    FOR EACH ROW EXECUTE FUNCTION snowflake.workers_guard();
 
-ALTER TABLE @extschema@.snowflake_workers
-    ENABLE ALWAYS TRIGGER snowflake_workers_guard;
+ALTER TABLE snowflake.workers
+    ENABLE ALWAYS TRIGGER workers_guard;
 
 CREATE FUNCTION @extschema@.snowflake_worker_identity(
     OUT worker_id integer,
@@ -779,7 +809,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     me record;
-    held @extschema@.snowflake_workers;
+    held snowflake.workers;
 BEGIN
     SELECT * INTO me FROM @extschema@.snowflake_worker_identity();
     IF me.worker_id IS NULL THEN
@@ -788,7 +818,7 @@ BEGIN
                   HINT = 'Set snowflake.worker_id in postgresql.conf to a number that no other server uses, and restart the server.';
     END IF;
     SELECT * INTO held
-      FROM @extschema@.snowflake_workers w
+      FROM snowflake.workers w
      WHERE w.worker_id = me.worker_id;
     IF NOT FOUND THEN
         RETURN false;
@@ -811,13 +841,13 @@ COMMENT ON FUNCTION @extschema@.snowflake_check_worker() IS
 'True if the registry gives this worker id to this server; an error if another holds it';
 
 CREATE FUNCTION @extschema@.snowflake_register_worker(host text DEFAULT NULL)
-RETURNS @extschema@.snowflake_workers
+RETURNS snowflake.workers
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     me record;
-    registered @extschema@.snowflake_workers;
+    registered snowflake.workers;
 BEGIN
     SELECT * INTO me FROM @extschema@.snowflake_worker_identity();
     IF me.worker_id IS NULL THEN
@@ -826,18 +856,18 @@ BEGIN
                   HINT = 'Set snowflake.worker_id in postgresql.conf to a number that no other server uses, and restart the server.';
     END IF;
     -- the guard trigger refuses a worker id held by another system
-    INSERT INTO @extschema@.snowflake_workers (worker_id, system_identifier, host)
+    INSERT INTO snowflake.workers (worker_id, system_identifier, host)
     VALUES (me.worker_id, me.system_identifier,
             coalesce(snowflake_register_worker.host, me.host))
     ON CONFLICT (worker_id) DO NOTHING;
     -- a concurrent registration may have won the race
     PERFORM @extschema@.snowflake_check_worker();
     SELECT * INTO registered
-      FROM @extschema@.snowflake_workers w
+      FROM snowflake.workers w
      WHERE w.worker_id = me.worker_id;
     RETURN registered;
 END
 $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_register_worker(text) IS
-'Registers this server''s worker id in snowflake_workers; an error if another holds it';
+'Registers this server''s worker id in snowflake.workers; an error if another holds it';

@@ -60,6 +60,10 @@ SELECT m.object, 'privileges', p.proacl::text
 UNION ALL
 SELECT object, 'privileges', relacl::text FROM rel
 UNION ALL
+SELECT m.object, 'privileges', n.nspacl::text
+  FROM member m JOIN pg_namespace n ON m.classid = 'pg_namespace'::regclass
+                                   AND n.oid = m.objid
+UNION ALL
 SELECT object, 'kind', relkind::text || ', replica identity ' || relreplident::text FROM rel
 UNION ALL
 SELECT object, 'query', pg_get_viewdef(oid) FROM rel WHERE relkind = 'v'
@@ -132,7 +136,9 @@ SELECT s.object,
                  (SELECT coalesce(proacl, acldefault('f', proowner)) FROM pg_proc
                    WHERE d.classid = 'pg_proc'::regclass AND oid = d.objid),
                  (SELECT coalesce(relacl, acldefault('r', relowner)) FROM pg_class
-                   WHERE d.classid = 'pg_class'::regclass AND oid = d.objid))) a
+                   WHERE d.classid = 'pg_class'::regclass AND oid = d.objid),
+                 (SELECT coalesce(nspacl, acldefault('n', nspowner)) FROM pg_namespace
+                   WHERE d.classid = 'pg_namespace'::regclass AND oid = d.objid))) a
          WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
            AND pg_describe_object(d.classid, d.objid, 0) = s.object
            AND a.grantee <> a.grantor) AS others_may
