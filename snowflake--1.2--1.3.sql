@@ -221,6 +221,68 @@ COMMENT ON FUNCTION snowflake_decode(text) IS
 COMMENT ON FUNCTION snowflake_stats() IS
 'The generator''s settings, state and counters';
 
+-- The columns of the view.
+
+COMMENT ON COLUMN snowflake_stats.worker_id IS
+'The snowflake.worker_id in force; NULL while it is unset';
+
+COMMENT ON COLUMN snowflake_stats.epoch IS
+'The snowflake.epoch in force: the instant timestamp 0 stands for';
+
+COMMENT ON COLUMN snowflake_stats.timestamp_bits IS
+'Width of the timestamp field, in bits: milliseconds since the epoch';
+
+COMMENT ON COLUMN snowflake_stats.worker_bits IS
+'Width of the worker id field, in bits: 2^worker_bits servers';
+
+COMMENT ON COLUMN snowflake_stats.sequence_bits IS
+'Width of the sequence field, in bits: 2^sequence_bits IDs per millisecond';
+
+COMMENT ON COLUMN snowflake_stats.lifetime_end IS
+'The last millisecond an ID can carry under this layout and epoch';
+
+COMMENT ON COLUMN snowflake_stats.ids_issued IS
+'IDs issued since the counters were reset (or the server started)';
+
+COMMENT ON COLUMN snowflake_stats.last_id IS
+'The last ID issued; after a restart, the persisted mark until the first new ID';
+
+COMMENT ON COLUMN snowflake_stats.drift_ms IS
+'How far the last ID''s timestamp is ahead of the wall clock now, in ms (0 if not ahead)';
+
+COMMENT ON COLUMN snowflake_stats.largest_drift_ms IS
+'The furthest ahead of the wall clock an ID ran when issued since the reset, in ms';
+
+COMMENT ON COLUMN snowflake_stats.mark_id IS
+'The persisted mark, as an ID: no ID above it is issued before a new mark is durable';
+
+COMMENT ON COLUMN snowflake_stats.mark_time IS
+'The instant the persisted mark stands for (NULL if beyond timestamptz)';
+
+COMMENT ON COLUMN snowflake_stats.marks_written IS
+'Marks written since the reset, each a WAL flush and a file fsync';
+
+COMMENT ON COLUMN snowflake_stats.clock_rollbacks IS
+'Steps back of the wall clock seen since the reset';
+
+COMMENT ON COLUMN snowflake_stats.largest_rollback_ms IS
+'The largest step back of the wall clock seen since the reset, in ms';
+
+COMMENT ON COLUMN snowflake_stats.borrows IS
+'IDs that took the next millisecond because the current one was used up';
+
+COMMENT ON COLUMN snowflake_stats.waits IS
+'Calls that waited for the clock to catch up, since the reset';
+
+COMMENT ON COLUMN snowflake_stats.wait_time_ms IS
+'Total time calls waited for the clock since the reset, in ms';
+
+COMMENT ON COLUMN snowflake_stats.refusals IS
+'Calls that failed under the clock rules since the reset';
+
+COMMENT ON COLUMN snowflake_stats.stats_reset IS
+'When the counters were last reset, or the server started';
+
 COMMENT ON FUNCTION snowflake_stats_reset() IS
 'Zeroes the counters of snowflake_stats; superusers and roles granted EXECUTE';
 

@@ -146,5 +146,18 @@ SELECT s.object,
  WHERE s.aspect = 'comment'
  ORDER BY s.object;
 
+-- Every column of its tables and views has a one-line comment too: no
+-- rows here.
+SELECT c.oid::regclass AS relation, a.attname AS column_name,
+       col_description(c.oid, a.attnum) AS comment
+  FROM pg_depend d
+  JOIN pg_extension e ON d.refobjid = e.oid AND e.extname = 'snowflake'
+  JOIN pg_class c ON d.classid = 'pg_class'::regclass AND c.oid = d.objid
+  JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+ WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+   AND coalesce(length(col_description(c.oid, a.attnum)) > 100
+                OR col_description(c.oid, a.attnum) LIKE E'%\n%', true)
+ ORDER BY 1, a.attnum;
+
 DROP TABLE surface_by_updates, surface_installed;
 DROP VIEW snowflake_surface;
