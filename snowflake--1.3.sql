@@ -274,7 +274,9 @@ AS $function$
 -- them (kind 'undo'), each numbered from 1 in the order to run them.  All
 -- DDL goes through ALTER TABLE / ALTER SEQUENCE / CREATE SEQUENCE, so the
 -- usual ownership checks apply and the result dumps and restores like any
--- hand-written schema.  Every name is quoted: relations through regclass
+-- hand-written schema.  A sequence kept for the undo gets a COMMENT that
+-- says so (\ds+ would show an unexplained orphan); the undo restores the
+-- comment it had.  Every name is quoted: relations through regclass
 -- output (schema-qualified, since search_path is only pg_catalog here),
 -- columns and roles through %I.
 --
@@ -296,6 +298,8 @@ DECLARE
     v_formats   integer[];  -- how each call was written (2: implicit cast)
     v_seq       oid;        -- the sequence behind the default or identity
     v_seqname   text;       -- its name, schema-qualified and quoted
+    v_seqnote   text;       -- its comment before, for the undo
+    v_keptnote  text;       -- the comment on the sequence kept for the undo
     v_seqnsp    record;     -- identity: its schema (oid, nspname)
     v_owned     boolean := false;   -- the sequence is OWNED BY the column
     v_seqdef    record;     -- identity: the sequence's options
@@ -457,6 +461,9 @@ BEGIN
                   HINT = format('Check the column name.  If the column should take snowflake IDs anyway, run ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s yourself.', tbl, col, v_newdef);
     END IF;
     v_seqname := v_seq::regclass::text;
+    v_seqnote := obj_description(v_seq, 'pg_class');
+    v_keptnote := format('Unused since %s.%I moved to snowflake_nextval(); kept for its undo, drop it when not needed',
+                         tbl, col);
 
     IF v_att.atttypid NOT IN ('int8'::regtype, 'int4'::regtype, 'int2'::regtype) THEN
         RAISE EXCEPTION 'column "%" of table "%" is of type %, not bigint', col, v_rel.relname, v_att.typname
@@ -622,6 +629,7 @@ BEGIN
                                v_seqname, v_seqdef.typname, v_seqopts);
         v_do := v_do || format('SELECT pg_catalog.setval(%L, %s, %s)',
                                v_seqname, v_last, CASE WHEN v_called THEN 'true' ELSE 'false' END);
+        v_do := v_do || format('COMMENT ON SEQUENCE %s IS %L', v_seqname, v_keptnote);
         IF v_rel.relowner <> (SELECT oid FROM pg_roles WHERE rolname = current_user) THEN
             v_do := v_do || format('ALTER SEQUENCE %s OWNER TO %I', v_seqname, pg_get_userbyid(v_rel.relowner));
         END IF;
@@ -637,10 +645,16 @@ BEGIN
                                    v_seqname, v_seqopts);
         v_undo := v_undo || format('SELECT pg_catalog.setval(%L, %s, %s)',
                                    v_seqname, v_last, CASE WHEN v_called THEN 'true' ELSE 'false' END);
+        -- the identity sequence ADD GENERATED creates has no comment
+        IF v_seqnote IS NOT NULL THEN
+            v_undo := v_undo || format('COMMENT ON SEQUENCE %s IS %L', v_seqname, v_seqnote);
+        END IF;
     ELSE
         v_undo := v_undo || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, v_default);
         IF v_owned THEN
             v_undo := v_undo || format('ALTER SEQUENCE %s OWNED BY %s.%I', v_seqname, tbl, col);
+            -- its comment as it was (IS NULL removes ours)
+            v_undo := v_undo || format('COMMENT ON SEQUENCE %s IS %L', v_seqname, v_seqnote);
         END IF;
     END IF;
 
@@ -653,6 +667,7 @@ BEGIN
     v_do := v_do || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, v_newdef);
     IF v_owned THEN
         v_do := v_do || format('ALTER SEQUENCE %s OWNED BY NONE', v_seqname);
+        v_do := v_do || format('COMMENT ON SEQUENCE %s IS %L', v_seqname, v_keptnote);
     END IF;
 
     IF NOT dry_run THEN
