@@ -13,10 +13,14 @@
 DO $$
 BEGIN
     IF pg_catalog.to_regnamespace('snowflake') IS NOT NULL THEN
-        RAISE EXCEPTION 'schema "snowflake" already exists'
-            USING ERRCODE = 'duplicate_schema',
-                  DETAIL = 'The extension keeps its worker-id registry in a schema of its own named snowflake, and does not take over a schema it did not create.',
-                  HINT = 'Rename the existing schema (ALTER SCHEMA snowflake RENAME TO ...), then create or update the extension; its functions may go in any other schema.';
+        BEGIN
+            DROP SCHEMA snowflake;
+        EXCEPTION WHEN dependent_objects_still_exist THEN
+            RAISE EXCEPTION 'schema "snowflake" already exists'
+                USING ERRCODE = 'duplicate_schema',
+                      DETAIL = 'The extension keeps its worker-id registry in a schema of its own named snowflake.  It takes the place of an empty schema of that name, but not of one that holds objects or is the extension''s own schema.',
+                      HINT = 'Move the objects out of the schema snowflake or rename it (ALTER SCHEMA snowflake RENAME TO ...), then create or update the extension; its functions may go in any other schema.';
+        END;
     END IF;
 END
 $$;

@@ -725,16 +725,22 @@ COMMENT ON FUNCTION snowflake_migrate(regclass, name, boolean, boolean) IS
 -- The table and its trigger function live in a schema of their own,
 -- created here and dropped with the extension, so that tools which read
 -- the application's schema (Rails' schema dumper, Alembic, Prisma) never
--- see them.  A schema of that name that the extension did not create is
--- never taken over: its owner could drop or alter what we put in it.
+-- see them.  A schema of that name is never taken over (its owner could
+-- alter it or add to it).  An empty one, as Rails' schema.rb creates before
+-- it enables extensions, is dropped and made anew; DROP SCHEMA waits for
+-- anything being created in it and refuses if the schema holds anything.
 
 DO $$
 BEGIN
     IF pg_catalog.to_regnamespace('snowflake') IS NOT NULL THEN
-        RAISE EXCEPTION 'schema "snowflake" already exists'
-            USING ERRCODE = 'duplicate_schema',
-                  DETAIL = 'The extension keeps its worker-id registry in a schema of its own named snowflake, and does not take over a schema it did not create.',
-                  HINT = 'Rename the existing schema (ALTER SCHEMA snowflake RENAME TO ...), then create or update the extension; its functions may go in any other schema.';
+        BEGIN
+            DROP SCHEMA snowflake;
+        EXCEPTION WHEN dependent_objects_still_exist THEN
+            RAISE EXCEPTION 'schema "snowflake" already exists'
+                USING ERRCODE = 'duplicate_schema',
+                      DETAIL = 'The extension keeps its worker-id registry in a schema of its own named snowflake.  It takes the place of an empty schema of that name, but not of one that holds objects or is the extension''s own schema.',
+                      HINT = 'Move the objects out of the schema snowflake or rename it (ALTER SCHEMA snowflake RENAME TO ...), then create or update the extension; its functions may go in any other schema.';
+        END;
     END IF;
 END
 $$;

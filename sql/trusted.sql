@@ -24,11 +24,20 @@ CREATE EXTENSION snowflake;
 \c - regress_snowflake_owner
 SET TimeZone = 'UTC';
 \set SHOW_CONTEXT never
--- a schema named snowflake that the extension did not create is never taken
--- over (its owner could drop what the extension puts in it)
+-- a schema named snowflake is never taken over (its owner could alter it or
+-- add to it): one that holds anything is refused; an empty one, as Rails'
+-- schema.rb creates before it enables extensions, is dropped and made anew
 CREATE SCHEMA snowflake;
+CREATE TABLE snowflake.mine (x int);
 CREATE EXTENSION snowflake;
-DROP SCHEMA snowflake;
+DROP TABLE snowflake.mine;
+CREATE EXTENSION snowflake SCHEMA snowflake;
+CREATE EXTENSION snowflake;
+SELECT pg_get_userbyid(nspowner) = :'superuser' AS owned_by_bootstrap_superuser,
+       has_schema_privilege('regress_snowflake_owner', oid, 'CREATE') AS owner_may_create,
+       has_schema_privilege('regress_snowflake_app', oid, 'USAGE') AS others_may_use
+  FROM pg_namespace WHERE nspname = 'snowflake';
+DROP EXTENSION snowflake;
 
 -- the owner creates it, and updates it: here from 1.0, through every script
 CREATE EXTENSION snowflake VERSION '1.0';

@@ -15,6 +15,9 @@ SELECT ids_issued > 0 AS stats_in_1_1 FROM snowflake_stats;
 ALTER EXTENSION snowflake UPDATE TO '1.2';
 SELECT largest_drift_ms >= 0 AS stats_in_1_2 FROM snowflake_stats;
 
+-- 1.3 moves the registry into a schema of its own; an empty schema of that
+-- name, as Rails' schema.rb creates, makes way for it
+CREATE SCHEMA snowflake;
 ALTER EXTENSION snowflake UPDATE;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions
                       WHERE name = 'snowflake') AS is_current
