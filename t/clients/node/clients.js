@@ -97,6 +97,23 @@ async function safe() {
     console.log(`lookup pg ${row.note} ${found.rows.length ? found.rows[0].note : 'NONE'}`);
   }
 
+  // node-postgres with int8 parsed into BigInt, for this pool only: exact.
+  const bigintPool = new pg.Pool({
+    types: {
+      getTypeParser: (oid, format) =>
+        (oid === pg.types.builtins.INT8 ? BigInt : pg.types.getTypeParser(oid, format)),
+    },
+  });
+  const asBigInt = await bigintPool.query(
+    'INSERT INTO orders (note) SELECT unnest($1::text[]) RETURNING id, note',
+    [notes('safe-bigint')]);
+  printReturned('pg-bigint', asBigInt.rows);
+  for (const row of asBigInt.rows) {
+    const found = await bigintPool.query('SELECT note FROM orders WHERE id = $1', [row.id]);
+    console.log(`lookup pg-bigint ${row.note} ${found.rows.length ? found.rows[0].note : 'NONE'}`);
+  }
+  await bigintPool.end();
+
   // knex: .returning('id'), strings too.
   const knexRows = await knex('orders')
     .insert(notes('safe-knex').map((note) => ({ note })))
