@@ -5,7 +5,10 @@
 # from t/clients/django in a temporary directory: makemigrations writes the
 # model migration after the hand-written one that creates the extension;
 # migrate applies both, migrating back to zero removes the tables and the
-# extension, and migrate applies them again.  t/clients/django/run.py then
+# extension, and migrate applies them again.  A second app, legacy, has a
+# table created with Django's own BigAutoField and rows in it before its
+# migration 0002 moves it to snowflake keys with snowflake_migrate(),
+# reversibly.  t/clients/django/run.py then
 # inserts through the ORM and prints the keys Django read back, checked
 # here in SQL.  Last, Django's test runner, as an application role that may
 # create databases but not extensions, creates its test database from
@@ -85,7 +88,29 @@ like(
 	: qr/\('id', shop\.fields\.SnowflakeAutoField\(/,
 	'the migration declares the key as documented for this version');
 
+# The legacy app's table as Django makes a BigAutoField, with two rows.
+django($superuser, 'the legacy table is created', @manage, 'migrate', 'legacy', '0001');
+$node->safe_psql('shop', "INSERT INTO legacy_ticket (note) VALUES ('old-1'), ('old-2')");
+my $legacy_sql = q{
+	SELECT format('%s %s', format_type(a.atttypid, a.atttypmod),
+	              coalesce(pg_get_expr(d.adbin, d.adrelid), 'no default')
+	              || CASE a.attidentity WHEN '' THEN '' ELSE ' identity' END)
+	  FROM pg_attribute a
+	  LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+	 WHERE a.attrelid = 'legacy_ticket'::regclass AND a.attname = 'id'};
+my $legacy_key = $node->safe_psql('shop', $legacy_sql);
+like($legacy_key,
+	$version >= 4.1 ? qr/^bigint no default identity$/ : qr/^bigint nextval\('legacy_ticket_id_seq'::regclass\)$/,
+	"Django $version makes a BigAutoField key "
+	  . ($version >= 4.1 ? 'an identity column' : 'bigserial'));
+
 django($superuser, 'migrate succeeds', @manage, 'migrate');
+is($node->safe_psql('shop', $legacy_sql), 'bigint snowflake_nextval()',
+	'legacy migration 0002 moved the key to snowflake_nextval()');
+is($node->safe_psql('shop', "SELECT string_agg(id || ' ' || note, ', ' ORDER BY id) FROM legacy_ticket"),
+	'1 old-1, 2 old-2', 'the rows from before keep their keys');
+django($superuser, 'makemigrations --check finds the models and the migrations agree',
+	@manage, 'makemigrations', '--check', '--dry-run');
 
 my $keys_sql = q{
 	SELECT string_agg(format('%s.%s %s %s', c.relname, a.attname,
@@ -115,14 +140,18 @@ is( $node->safe_psql(
 		       (SELECT count(*) FROM pg_extension WHERE extname = 'snowflake')}),
 	'0|0',
 	'migrating back removes the tables and the extension');
+is($node->safe_psql('shop', $legacy_sql), $legacy_key,
+	'migrating back (legacy 0002 first, which depends on the extension) restores the legacy key');
 django($superuser, 'migrate succeeds again', @manage, 'migrate');
 is($node->safe_psql('shop', $keys_sql), $keys, 'the same tables again');
+is($node->safe_psql('shop', $legacy_sql), 'bigint snowflake_nextval()',
+	'the legacy key moved again');
 
 # Inserts.
 my $started = $node->safe_psql('shop', 'SELECT now()');
 my $printed = django($superuser, 'run.py succeeds', 'run.py');
 my @rows = map { my @f = split / /; "('$f[0]', '$f[1]', " . ($f[2] eq 'UNSET' ? 'NULL' : $f[2]) . ')' }
-  $printed =~ /^((?:customer|order|item) [\w-]+ (?:\d+|UNSET))$/mg;
+  $printed =~ /^((?:customer|order|item|ticket) [\w-]+ (?:\d+|UNSET))$/mg;
 my @lookups = map { my @f = split / /; "('$f[0]', '$f[1]')" }
   $printed =~ /^lookup ([\w-]+ [\w-]+)$/mg;
 $node->safe_psql(
@@ -134,7 +163,8 @@ $node->safe_psql(
 	CREATE VIEW made AS
 	    SELECT 'customer' AS tbl, id, name AS note FROM shop_customer
 	    UNION ALL SELECT 'order', id, note FROM shop_order
-	    UNION ALL SELECT 'item', id, note FROM shop_item;
+	    UNION ALL SELECT 'item', id, note FROM shop_item
+	    UNION ALL SELECT 'ticket', id, note FROM legacy_ticket WHERE note LIKE 'ticket-%';
 });
 
 is( $node->safe_psql(
@@ -144,16 +174,16 @@ is( $node->safe_psql(
 		       bool_and(snowflake_to_timestamptz(id)
 		                BETWEEN date_trunc('milliseconds', '$started'::timestamptz) AND now())
 		  FROM made}),
-	'60|60|t|t',
-	'60 rows with distinct keys from worker 1, made during the run');
+	'65|65|t|t',
+	'65 rows with distinct keys from worker 1, made during the run');
 is( $node->safe_psql(
 		'shop', q{
 		SELECT tbl, count(*), count(*) FILTER (WHERE r.got = m.id),
 		       count(*) FILTER (WHERE r.got IS NULL)
 		  FROM returned r JOIN made m USING (tbl, note)
-		 WHERE tbl IN ('customer', 'item') GROUP BY tbl ORDER BY tbl}),
-	"customer|20|20|0\nitem|20|20|0",
-	'save() and bulk_create() with SnowflakeAutoField read back every key exactly');
+		 WHERE tbl IN ('customer', 'item', 'ticket') GROUP BY tbl ORDER BY tbl}),
+	"customer|20|20|0\nitem|20|20|0\nticket|5|5|0",
+	'save() and bulk_create() with SnowflakeAutoField, and the migrated table, read back every key exactly');
 my $orders = $node->safe_psql(
 	'shop', q{
 	SELECT count(*), count(*) FILTER (WHERE r.got = m.id), count(*) FILTER (WHERE r.got IS NULL)

@@ -5,8 +5,8 @@ snowflake_nextval(), and print the IDs Django read back.
 
 Usage: python3 run.py, in the project directory, with the PG* environment
 variables set.  Prints "django MAJOR.MINOR", then one line per object,
-"TABLE NOTE ID": customers are inserted one by one with Model.save(),
-orders and items with QuerySet.bulk_create().  ID is "UNSET" where Django
+"TABLE NOTE ID": customers and tickets are inserted one by one with
+Model.save(), orders and items with QuerySet.bulk_create().  ID is "UNSET" where Django
 did not read the key back (bulk_create() with db_default keys on Django
 5.0 to 5.2).  Then "lookup NOTE FOUND" for each object with a key, looked
 up again by it ("NONE" if not found).  t/211_client_django.pl checks it all
@@ -23,6 +23,7 @@ import django  # noqa: E402
 
 django.setup()
 
+from legacy.models import Ticket  # noqa: E402
 from shop.models import Customer, Item, Order  # noqa: E402
 
 
@@ -46,12 +47,19 @@ def main():
     items = Item.objects.bulk_create(
         [Item(order_id=order_ids[o.note], note="item-%d" % i) for i, o in enumerate(orders)])
 
-    for table, objs in (("customer", customers), ("order", orders), ("item", items)):
+    tickets = []
+    for i in range(5):
+        ticket = Ticket(note="ticket-%d" % i)
+        ticket.save()
+        tickets.append(ticket)
+
+    for table, objs in (("customer", customers), ("order", orders), ("item", items),
+                        ("ticket", tickets)):
         for obj in objs:
             note = getattr(obj, "name", None) or obj.note
             print("%s %s %s" % (table, note, key(obj)))
 
-    for obj in customers + orders + items:
+    for obj in customers + orders + items + tickets:
         if key(obj) == "UNSET":
             continue
         note = getattr(obj, "name", None) or obj.note
