@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/build-citus.sh - build Citus from its release tarball for one
-# PostgreSQL and install it there, for t/303_citus.pl.
+# PostgreSQL and install it there, for t/304_citus.pl.
 #
 # usage: scripts/build-citus.sh TARBALL [PG_CONFIG]
 #

@@ -136,7 +136,7 @@ foreach my $node ($worker1, $worker2)
 # with a trigger (the registry's guard) only when allowed to.
 $coordinator->safe_psql('postgres',
 	"SET citus.enable_unsafe_triggers = on;\n"
-	  . "SELECT create_reference_table('snowflake_workers')");
+	  . "SELECT create_reference_table('snowflake.workers')");
 foreach my $node (@nodes)
 {
 	$node->safe_psql('postgres',
@@ -147,7 +147,7 @@ foreach my $node (@nodes)
 	is( $node->safe_psql(
 			'postgres', q{
 			SELECT string_agg(worker_id || ':' || host, ',' ORDER BY worker_id)
-			  FROM snowflake_workers;
+			  FROM snowflake.workers;
 			SELECT snowflake_check_worker()}),
 		"1:coordinator,2:worker1,3:worker2\nt",
 		$node->name . ': the registry (a reference table) holds all three nodes, this one included');
