@@ -233,6 +233,11 @@ is( $nodes[1]->safe_psql(
 	'7|t',
 	'node2, a standby, has the same worker id');
 clock_offset_ok($nodes[1], -120, 'node2 runs two minutes behind');
+# What makes every acknowledged row survive the failover below.
+like(
+	$nodes[0]->safe_psql('postgres', 'SHOW synchronous_standby_names'),
+	qr/^ANY 1 \(/,
+	'node1 commits synchronously, waiting for node2');
 
 # Two clients, each inserting into whichever node is primary, one row per
 # transaction and 20 per connection, printing each acknowledged ID in order
