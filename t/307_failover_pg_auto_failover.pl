@@ -45,11 +45,14 @@ my $host = $monitor->host;
 my $bindir = $monitor->config_data('--bindir');
 
 # pg_autoctl keeps its configuration and state under the XDG directories,
-# and takes defaults from the libpq variables, which the test harness sets.
+# and takes defaults from the libpq variables, which the test harness sets:
+# only PGHOST stays, the servers' socket directory, through which the monitor's
+# pg_autoctl reaches its server (it has no --pghost).
 my %autoctl_env = (
 	XDG_CONFIG_HOME => "$tempdir/xdg/config",
 	XDG_DATA_HOME => "$tempdir/xdg/data",
 	XDG_RUNTIME_DIR => "$tempdir/xdg/run",
+	PGHOST => $host,
 	PG_CONFIG => $monitor->config_data('--bindir') . '/pg_config');
 mkdir "$tempdir/xdg";
 mkdir $autoctl_env{XDG_RUNTIME_DIR}, 0700;
@@ -57,8 +60,9 @@ mkdir $autoctl_env{XDG_RUNTIME_DIR}, 0700;
 sub autoctl
 {
 	my @args = @_;
-	local %ENV = (%ENV, %autoctl_env);
-	delete @ENV{qw(PGHOST PGPORT PGDATA PGDATABASE PGUSER)};
+	local %ENV = (%ENV);
+	delete @ENV{qw(PGPORT PGDATA PGDATABASE PGUSER)};
+	@ENV{ keys %autoctl_env } = values %autoctl_env;
 	my ($stdout, $stderr) = ('', '');
 
 	note "running: pg_autoctl @args";
@@ -78,8 +82,9 @@ sub start_service
 {
 	my ($node) = @_;
 	my $log = $node->basedir . '/pg_autoctl.log';
-	local %ENV = (%ENV, %autoctl_env);
-	delete @ENV{qw(PGHOST PGPORT PGDATA PGDATABASE PGUSER)};
+	local %ENV = (%ENV);
+	delete @ENV{qw(PGPORT PGDATA PGDATABASE PGUSER)};
+	@ENV{ keys %autoctl_env } = values %autoctl_env;
 
 	my $handle = IPC::Run::start(
 		[ 'setsid', $pg_autoctl, 'run', '--pgdata', $node->data_dir ],
@@ -113,18 +118,25 @@ END
 	kill 'KILL', -$_->{pid} for values %services;
 }
 
-# What every server of this test gets, after pg_autoctl's own settings: it
-# puts its include file at the top of postgresql.conf, so these win.
-sub append_server_conf
+# The test makes the data directories of the monitor and the first node
+# itself (pg_autoctl takes an existing one), so that every server has its
+# socket in the test's directory from its first start, rather than in the
+# compiled-in default, which may not exist; pg_autoctl gets the same
+# directory as --pghost.  pg_autoctl's own settings come from an include
+# file at the top of postgresql.conf: lines appended later win.
+sub initdb_node
 {
-	my ($node, $lines) = @_;
+	my ($node) = @_;
+
+	PostgreSQL::Test::Utils::system_or_bail('initdb', '-D', $node->data_dir,
+		'-A', 'trust', '-N', '--no-instructions');
 	$node->append_conf(
 		'postgresql.conf', qq{
 # added by the test
 listen_addresses = 'localhost'
 unix_socket_directories = '$host'
 shared_buffers = 16MB
-$lines});
+});
 	return;
 }
 
@@ -149,6 +161,7 @@ sub wait_for_states
 
 # The monitor.  Health checks and timeouts are shortened so that a failover
 # takes seconds rather than a minute.
+initdb_node($monitor);
 autoctl(
 	'create', 'monitor',
 	'--pgctl', "$bindir/pg_ctl",
@@ -156,8 +169,8 @@ autoctl(
 	'--pgport', $monitor->port,
 	'--hostname', 'localhost',
 	'--auth', 'trust', '--no-ssl');
-append_server_conf(
-	$monitor, q{
+$monitor->append_conf(
+	'postgresql.conf', q{
 pgautofailover.health_check_period = 1000
 pgautofailover.health_check_timeout = 2000
 pgautofailover.health_check_retry_delay = 1000
@@ -171,7 +184,7 @@ $monitor->poll_query_until('pg_auto_failover', 'SELECT true')
 my $monitor_uri =
   'postgres://autoctl_node@localhost:' . $monitor->port . '/pg_auto_failover?sslmode=disable';
 
-# The first node: pg_autoctl makes it, then, before its keeper starts it and
+# The first node: pg_autoctl registers it, then, before its keeper starts it and
 # before any secondary is copied from it, it gets snowflake, with the
 # shared_preload_libraries pg_autoctl wrote merged in.  Its server runs under
 # a fake clock, at the real time for now.
@@ -184,6 +197,7 @@ sub create_node
 		'create', 'postgres',
 		'--pgctl', "$fake_bin/pg_ctl",
 		'--pgdata', $node->data_dir,
+		'--pghost', $host,
 		'--pgport', $node->port,
 		'--hostname', 'localhost',
 		'--name', $node->name,
@@ -192,12 +206,13 @@ sub create_node
 	return;
 }
 
+initdb_node($nodes[0]);
 create_node($nodes[0], '+0');
 my $autoctl_conf = slurp_file($nodes[0]->data_dir . '/postgresql-auto-failover.conf');
 my ($their_preload) = $autoctl_conf =~ /^shared_preload_libraries = '?([^'\n]*)'?$/m;
 ok(defined $their_preload, "pg_autoctl set shared_preload_libraries ($their_preload)");
-append_server_conf(
-	$nodes[0], qq{
+$nodes[0]->append_conf(
+	'postgresql.conf', qq{
 shared_preload_libraries = '$their_preload, snowflake'
 snowflake.worker_id = 7
 snowflake.max_drift = '10min'
