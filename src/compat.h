@@ -3,12 +3,12 @@
  * compat.h
  *	  The one place that hides differences between PostgreSQL versions.
  *
- * Built and tested here against PostgreSQL 15 only (Debian 12).  The notes
- * and shims for 16, 17 and 18 come from reading those versions' headers;
- * scripts/check-compat.sh compiles the sources against the 17 and 18
- * headers (from Debian trixie and sid), which checks that they compile, not
- * that they work.  Treat this file as the first place to look when a build
- * on another version fails.
+ * Built with -Werror and tested on PostgreSQL 15, 17, 18 and 19 by
+ * scripts/test.sh: 15 on Debian 12, the others in Debian roots of trixie,
+ * sid and sid + experimental, each with its suite's own compiler.  16 is
+ * packaged by no Debian suite the tests can reach: its notes below come
+ * from reading its headers.  Treat this file as the first place to look
+ * when a build on another version fails.
  *
  * Why not 13 or 14
  * ----------------
