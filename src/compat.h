@@ -42,6 +42,8 @@
  *						richer one where it exists.
  *	PG_WAIT_EXTENSION	still defined in 17 and 18 (utils/wait_classes.h in
  *						18, included through pgstat.h).
+ *	VARDATA_ANY			varatt.h from 16 on, included below (19 stopped
+ *						bringing it in through other headers).
  *	shmem_request_hook, MarkGUCPrefixReserved, lnext(list, cell),
  *	ParseDateTime, tm2timestamp, WaitLatch, durable_rename, the RmgrData
  *	fields we fill in: unchanged from 15 to 18.
@@ -53,6 +55,14 @@
 
 #include "fmgr.h"
 #include "utils/datetime.h"
+/*
+ * VARDATA_ANY and the other varlena macros: in postgres.h up to 15, in
+ * varatt.h from 16 on, which other server headers brought in up to 18 but
+ * no longer do in 19.
+ */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
 
 #if PG_VERSION_NUM < 150000
 #error "snowflake needs PostgreSQL 15 or later (custom WAL resource managers carry its failover guarantee)"
