@@ -114,9 +114,10 @@ SET enable_bitmapscan = off;
 
 -- EXPLAIN (COSTS OFF), printed the same on every major: PostgreSQL 17
 -- names an initplan's result "(InitPlan 1).col1" where 15 and 16 print
--- "$0" (and "InitPlan 1 (returns $0)"), and 18 adds "Disabled: true" under
--- a node that an enable_* setting above discourages.  Plans are printed as
--- 17 prints them.
+-- "$0" (and "InitPlan 1 (returns $0)"), 18 adds "Disabled: true" under a
+-- node that an enable_* setting above discourages, and 19 calls subplans
+-- "InitPlan expr_1" and "SubPlan expr_1".  Plans are printed as 17 prints
+-- them.
 CREATE FUNCTION explain_plan(query text) RETURNS TABLE ("QUERY PLAN" text)
 LANGUAGE plpgsql AS $f$
 DECLARE
@@ -126,7 +127,7 @@ DECLARE
 BEGIN
 	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
 		CONTINUE WHEN line ~ '^\s*Disabled: true$';
-		plan := plan || line;
+		plan := plan || regexp_replace(line, '(InitPlan|SubPlan) expr_(\d+)', '\1 \2', 'g');
 	END LOOP;
 	FOR m IN SELECT regexp_matches(array_to_string(plan, E'\n'), 'InitPlan (\d+) \(returns \$(\d+)\)', 'g')
 	LOOP
