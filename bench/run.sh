@@ -51,8 +51,10 @@ while [ $# -gt 0 ]; do
 		*) die "usage: bench/run.sh [--pg MAJOR]" ;;
 	esac
 done
-host=$(host_major) || exit 1
-major=${major:-$host}
+if [ -z "$here" ]; then
+	host=$(host_major) || exit 1
+	major=${major:-$host}
+fi
 [ -n "${PG_SUITE[$major]:-}" ] || die "PostgreSQL $major is not one of ${PG_MAJORS[*]}"
 
 # A major the host does not package: run this script in its root, with the
