@@ -1,6 +1,7 @@
 # scripts/lib.sh - helpers shared by demo.sh, test.sh, build-deb.sh and
 # bench/run.sh (source it, do not run it).
-# shellcheck shell=bash
+# The lists below are used by the scripts that source this file.
+# shellcheck shell=bash disable=SC2034
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -23,7 +24,6 @@ TEST_PACKAGES=("${DEMO_PACKAGES[@]}" libipc-run-perl faketime rsync
 DEB_PACKAGES=(debhelper postgresql-server-dev-all dpkg-dev autopkgtest)
 # and what the benchmark adds (bench/run.sh): gnuplot for the chart,
 # valgrind for instruction counts.
-# shellcheck disable=SC2034 # used by bench/run.sh
 BENCH_PACKAGES=("${DEMO_PACKAGES[@]}" rsync gnuplot-nox valgrind)
 
 # Test packages that Debian does not package for a major: NOT_PACKAGED_<major>

@@ -29,6 +29,7 @@ debian_mirror() {
 	local codename mirror
 	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
 	mirror_of() {
+		# shellcheck disable=SC2016 # apt's own $(FIELD) syntax
 		apt-get indextargets --format '$(TARGET_OF) $(RELEASE) $(SITE)' 2>/dev/null |
 			awk -v s="$codename" '$1 == "deb" && $2 == s { print $3; exit }'
 	}
@@ -114,6 +115,7 @@ build_root() {
 	includes=$(packages_for "$major" "${TEST_PACKAGES[@]}" "${DEB_PACKAGES[@]}" | paste -sd, -)
 	# After mmdebstrap, no daemon starts when a package is installed (the
 	# test run installs the ones a root lacks).
+	# shellcheck disable=SC2016 # $1 is the hook's argument, the root
 	as_root mmdebstrap --mode=root --variant=apt --skip=cleanup/apt/lists \
 		--aptopt='Acquire::Check-Valid-Until "false"' \
 		--aptopt='Acquire::Languages "none"' \

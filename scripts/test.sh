@@ -62,7 +62,7 @@ done
 check_not_packaged() {
 	local pkg
 	for pkg in $(not_packaged "$PG_MAJOR"); do
-		if [ -n "$(apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -v '(none)')" ]; then
+		if apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: //p' | grep -qv '(none)'; then
 			die "$pkg is listed in NOT_PACKAGED_$PG_MAJOR (scripts/lib.sh) but Debian ${PG_SUITE[$PG_MAJOR]} packages it: take it off the list"
 		fi
 	done
@@ -88,7 +88,7 @@ count_results() {
 # log, then the logs of the TAP scripts that failed; every log if none of
 # those exist.
 show_failures() {
-	local shown= diffs t f
+	local shown='' diffs t f
 	show() {	# show FILE [LINES]: print FILE, or its last LINES lines
 		[ -f "$1" ] || return 0
 		say "${2:+last $2 lines of }$(pwd)/$1"
@@ -176,7 +176,7 @@ run_major() {
 }
 
 if [ -n "$here" ]; then
-	[ ${#majors[@]} -eq 1 ] && [ -n "$result" ] || usage
+	if [ ${#majors[@]} -ne 1 ] || [ -z "$result" ]; then usage; fi
 	use_major "${majors[0]}"
 	run_major "$result"
 	exit
@@ -236,7 +236,7 @@ declare -A ROOT_BUILD=()
 prebuild_roots() {
 	local major
 	for major in "${majors[@]}"; do
-		[ "$major" != "$host" ] && ! root_ok "$major" || continue
+		if [ "$major" = "$host" ] || root_ok "$major"; then continue; fi
 		if [ ${#ROOT_BUILD[@]} -eq 0 ]; then	# once, before the builds start
 			install_packages mmdebstrap
 			debian_mirror >/dev/null
