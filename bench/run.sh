@@ -80,6 +80,7 @@ if [ -z "$here" ] && [ "$major" != "$host" ]; then
 	exit 0
 fi
 use_major "$major"
+load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)	# the machine is shared: say how busy it was
 
 N=${BENCH_N:-2000000}
 REPS=${BENCH_REPS:-3}
@@ -348,9 +349,10 @@ mkdir -p "$OUT"
 {
 	echo "# snowflake benchmark"
 	echo
-	echo "Run $(date -u '+%Y-%m-%d %H:%M UTC') by \`bash bench/run.sh\` on $(nproc) cores" \
+	echo "Run $(date -u '+%Y-%m-%d %H:%M UTC') by \`bash bench/run.sh --pg $PG_MAJOR\` on $(nproc) cores" \
 		"($(lscpu | sed -n 's/^Model name: *//p' | head -n 1)), $(free -g | awk '/^Mem:/ {print $2}') GiB RAM," \
 		"Linux $(uname -r), $("$PG_BINDIR/postgres" --version | sed 's/^postgres (PostgreSQL) /PostgreSQL /')."
+	echo "Load average (1, 5, 15 min) when the run started: $load_at_start."
 	echo "Settings: N = $N, $REPS repetitions (median shown), pgbench runs of $SECS s, clients $CLIENTS;" \
 		"shared_buffers = 512MB, synchronous_commit = off, fsync on, autovacuum off."
 	echo
