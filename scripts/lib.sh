@@ -19,7 +19,7 @@ declare -A PG_SUITE=([15]=bookworm [17]=trixie [18]=sid [19]=experimental)
 DEMO_PACKAGES=(postgresql-@PG@ postgresql-server-dev-@PG@ build-essential)
 # what the whole test suite needs, on every major (add yours here):
 TEST_PACKAGES=("${DEMO_PACKAGES[@]}" libipc-run-perl faketime rsync
-	python3-psycopg2 python3-sqlalchemy)
+	python3-psycopg2 python3-sqlalchemy postgresql-@PG@-partman)
 # what building and testing the Debian package adds (build-deb.sh, test-deb.sh):
 DEB_PACKAGES=(debhelper postgresql-server-dev-all dpkg-dev autopkgtest)
 # and what the benchmark adds (bench/run.sh): gnuplot for the chart,
@@ -37,7 +37,7 @@ BENCH_PACKAGES=("${DEMO_PACKAGES[@]}" rsync gnuplot-nox valgrind)
 NOT_PACKAGED_15=()
 NOT_PACKAGED_17=()
 NOT_PACKAGED_18=()
-NOT_PACKAGED_19=()
+NOT_PACKAGED_19=(postgresql-@PG@-partman)
 
 # not_packaged MAJOR: the test packages Debian does not package for MAJOR,
 # one a line.

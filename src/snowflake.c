@@ -41,6 +41,7 @@ int			snowflake_worker_id = SNOWFLAKE_WORKER_ID_UNSET;
 char	   *snowflake_epoch = NULL;
 int			snowflake_worker_bits = 10;
 int			snowflake_sequence_bits = 12;
+int			snowflake_id_bits = SNOWFLAKE_MAX_ID_BITS;
 int			snowflake_max_drift = 60000;
 int			snowflake_max_wait = 1000;
 
@@ -68,21 +69,22 @@ void		_PG_init(void);
  * particular order, which the detail message names.
  */
 
-/* The timestamp width these worker and sequence widths leave. */
+/* The timestamp width these ID, worker and sequence widths leave. */
 static int
-timestamp_bits(int worker_bits, int sequence_bits)
+timestamp_bits(int id_bits, int worker_bits, int sequence_bits)
 {
-	return 63 - worker_bits - sequence_bits;
+	return id_bits - worker_bits - sequence_bits;
 }
 
 static bool
-check_layout_bits(int worker_bits, int sequence_bits)
+check_layout_bits(int id_bits, int worker_bits, int sequence_bits)
 {
-	if (timestamp_bits(worker_bits, sequence_bits) < SNOWFLAKE_MIN_TIMESTAMP_BITS)
+	int			bits = timestamp_bits(id_bits, worker_bits, sequence_bits);
+
+	if (bits < SNOWFLAKE_MIN_TIMESTAMP_BITS)
 	{
-		GUC_check_errdetail("snowflake.worker_bits = %d and snowflake.sequence_bits = %d leave %d of the 63 bits for the timestamp; at least %d are needed.",
-							worker_bits, sequence_bits,
-							timestamp_bits(worker_bits, sequence_bits),
+		GUC_check_errdetail("snowflake.worker_bits = %d and snowflake.sequence_bits = %d leave %d of the %d bits of snowflake.id_bits for the timestamp; at least %d are needed.",
+							worker_bits, sequence_bits, bits, id_bits,
 							SNOWFLAKE_MIN_TIMESTAMP_BITS);
 		return false;
 	}
@@ -114,7 +116,7 @@ check_worker_bits(int *newval, void **extra, GucSource source)
 {
 	if (process_shared_preload_libraries_in_progress)
 		return true;
-	return check_layout_bits(*newval, snowflake_sequence_bits) &&
+	return check_layout_bits(snowflake_id_bits, *newval, snowflake_sequence_bits) &&
 		check_worker_fits(snowflake_worker_id, *newval);
 }
 
@@ -123,7 +125,15 @@ check_sequence_bits(int *newval, void **extra, GucSource source)
 {
 	if (process_shared_preload_libraries_in_progress)
 		return true;
-	return check_layout_bits(snowflake_worker_bits, *newval);
+	return check_layout_bits(snowflake_id_bits, snowflake_worker_bits, *newval);
+}
+
+static bool
+check_id_bits(int *newval, void **extra, GucSource source)
+{
+	if (process_shared_preload_libraries_in_progress)
+		return true;
+	return check_layout_bits(*newval, snowflake_worker_bits, snowflake_sequence_bits);
 }
 
 static bool
@@ -132,7 +142,7 @@ check_epoch(char **newval, void **extra, GucSource source)
 	TimestampTz epoch;
 	TimestampTz now = GetCurrentTimestamp();
 	const char *problem;
-	int			bits = timestamp_bits(snowflake_worker_bits,
+	int			bits = timestamp_bits(snowflake_id_bits, snowflake_worker_bits,
 									  snowflake_sequence_bits);
 
 	if (process_shared_preload_libraries_in_progress)
@@ -216,7 +226,7 @@ define_settings(void)
 
 	DefineCustomIntVariable("snowflake.worker_bits",
 							"Number of bits of an ID that hold the worker id.",
-							"The timestamp gets 63 - worker_bits - sequence_bits bits, which must be at least 35.",
+							"The timestamp gets id_bits - worker_bits - sequence_bits bits, which must be at least 35.",
 							&snowflake_worker_bits,
 							10,
 							SNOWFLAKE_MIN_WORKER_BITS, SNOWFLAKE_MAX_WORKER_BITS,
@@ -226,13 +236,23 @@ define_settings(void)
 
 	DefineCustomIntVariable("snowflake.sequence_bits",
 							"Number of bits of an ID that count IDs within one millisecond.",
-							"The timestamp gets 63 - worker_bits - sequence_bits bits, which must be at least 35.",
+							"The timestamp gets id_bits - worker_bits - sequence_bits bits, which must be at least 35.",
 							&snowflake_sequence_bits,
 							12,
 							SNOWFLAKE_MIN_SEQUENCE_BITS, SNOWFLAKE_MAX_SEQUENCE_BITS,
 							PGC_POSTMASTER,
 							0,
 							check_sequence_bits, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.id_bits",
+							"Number of bits an ID may use, counted from the lowest.",
+							"63 allows any positive bigint; 53 keeps every ID below 2^53, exact as a JavaScript number, for the layout's whole lifetime. The timestamp gets id_bits - worker_bits - sequence_bits bits.",
+							&snowflake_id_bits,
+							SNOWFLAKE_MAX_ID_BITS,
+							SNOWFLAKE_MIN_ID_BITS, SNOWFLAKE_MAX_ID_BITS,
+							PGC_POSTMASTER,
+							0,
+							check_id_bits, NULL, NULL);
 
 	DefineCustomIntVariable("snowflake.max_drift",
 							"How far ahead of the wall clock an ID's timestamp may run.",
