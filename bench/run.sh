@@ -124,7 +124,7 @@ as_pg "$PG_BINDIR/createdb" -h "$WORK" -p "$PORT" bench
 # (through stdin: as root, the postgres user may not be able to read $REPO)
 psql_bench -f - <"$REPO/bench/setup.sql"
 # PostgreSQL 18's own uuidv7() joins the competitors where the server has it.
-has_uuidv7() { [ "$(psql_bench -c "SELECT to_regproc('uuidv7') IS NOT NULL")" = t ]; }
+has_uuidv7() { [ "$(psql_bench -c "SELECT to_regprocedure('uuidv7()') IS NOT NULL")" = t ]; }
 
 # record SECTION ORD NAME CLIENTS REP METRIC VALUE
 record() {

@@ -13,7 +13,7 @@ CREATE TABLE ins_snowflake (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), v
 CREATE TABLE ins_bigserial (id bigserial PRIMARY KEY, v int);
 CREATE TABLE ins_uuid (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), v int);
 -- PostgreSQL 18 and later: the same with its own uuidv7().
-SELECT to_regproc('uuidv7') IS NOT NULL AS has_uuidv7 \gset
+SELECT to_regprocedure('uuidv7()') IS NOT NULL AS has_uuidv7 \gset
 \if :has_uuidv7
 CREATE TABLE ins_uuidv7 (id uuid PRIMARY KEY DEFAULT uuidv7(), v int);
 \endif
