@@ -31,8 +31,8 @@
  * IDs at once and moves last_id to the run's end); last_id is updated before the lock
  * is released.  Hence IDs strictly increase in the order callers take the
  * lock and no two callers get the same one.  An ID above mark_id is never
- * handed out: the caller first makes a new mark durable (WAL and the mark
- * file, see mark.c), then retries.  After a restart or crash, and on a
+ * handed out: the caller first makes a new mark durable (the mark file,
+ * then WAL; see mark.c), then retries.  After a restart or crash, and on a
  * standby replaying WAL, last_id and mark_id are raised to the persisted
  * mark, so the first new ID lies above everything issued before.  Comparing
  * in ID space keeps this true even if the layout or epoch were changed.
