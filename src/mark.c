@@ -32,7 +32,9 @@
  *	L < R	the record was inserted before the checkpoint chose R, so the
  *			file holding the mark was durable before that checkpoint began,
  *			and before any copy that starts from it.  The file is replaced
- *			by rename, which is atomic, and only ever by a higher mark, so
+ *			by rename, which is atomic, and never by a mark below one that
+ *			IDs were handed out under (one writer at a time writes a mark
+ *			above the mark in shared memory, and redo only raises it), so
  *			whoever reads it later (the startup after a crash, the backup's
  *			copy) finds that mark or a higher one.
  *	L >= R	the record is in the WAL that is replayed: crash recovery

@@ -178,7 +178,7 @@ snowflake_shmem_request(void)
 		prev_shmem_request_hook();
 
 	RequestAddinShmemSpace(snowflake_shmem_size());
-	RequestNamedLWLockTranche("snowflake", 2);
+	RequestNamedLWLockTranche("snowflake", 1);
 }
 
 static void

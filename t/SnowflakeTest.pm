@@ -343,8 +343,9 @@ F<t/mark_stall.c> is a tiny LD_PRELOAD shim, built here with the system C
 compiler and preloaded into the server only, that holds a process inside a
 window while a control file exists: "rename" stalls a mark write between
 writing the new mark file and renaming it into place; "copy" stalls a base
-backup just after it opened F<snowflake.mark> to copy it; "rename.fail"
-makes the next such rename fail with EIO.  See the shim's header.
+backup just after it opened F<snowflake.mark> to copy it.  "rename.fail"
+makes the next such rename fail with EIO, "rename.exit" ends the process
+there as a FATAL error would.  See the shim's header.
 
 =over
 

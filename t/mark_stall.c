@@ -15,6 +15,9 @@
  *					between writing the new mark and installing it.
  *	rename.fail		the first rename() of the new mark file that finds it
  *					removes it and fails with EIO, without renaming.
+ *	rename.exit		the first rename() of the new mark file that finds it
+ *					removes it and ends the process with the server's
+ *					proc_exit(1), as a FATAL error would.
  *	copy			while it exists, open() of "snowflake.mark" for reading
  *					(a base backup copying the data directory) opens the file,
  *					then waits before returning; it creates "copy.stalled"
@@ -38,6 +41,7 @@
 #include <unistd.h>
 
 typedef int (*rename_fn) (const char *, const char *);
+typedef void (*proc_exit_fn) (int);
 typedef int (*open_fn) (const char *, int,...);
 
 static const char *
@@ -118,6 +122,13 @@ rename(const char *oldpath, const char *newpath)
 		{
 			errno = EIO;
 			return -1;
+		}
+		if (fail_once("rename.exit"))
+		{
+			proc_exit_fn proc_exit = (proc_exit_fn) dlsym(RTLD_DEFAULT, "proc_exit");
+
+			if (proc_exit != NULL)
+				proc_exit(1);
 		}
 	}
 	return real_rename(oldpath, newpath);
