@@ -188,6 +188,51 @@ SELECT s, count(*) AS ids, min(snowflake_to_timestamptz(id)) AS first,
        max(snowflake_to_timestamptz(id)) AS last
   FROM hour_after_start GROUP BY s ORDER BY s;
 DROP VIEW hour_after_start;
+
+-- a stable sub-select is not copied into both bounds either: each copy would
+-- run on its own, and a LIMIT without ORDER BY could take the bounds from
+-- different rows.  The same as above follows: uncorrelated, it becomes one
+-- initplan that the index condition uses; correlated, the operator filters.
+-- So does a sub-select on the ID side.  plan_shape() prints EXPLAIN (COSTS
+-- OFF) with an initplan's result written "<initplan>" ("$0" before
+-- PostgreSQL 17, "(InitPlan 1).col1" since) and without the "Disabled" lines
+-- of 18, so the plans read the same on every major
+CREATE FUNCTION pg_temp.plan_shape(query text) RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
+        CONTINUE WHEN line ~ '^\s*Disabled: true$';
+        line := regexp_replace(line, 'InitPlan (\d+) \(returns \$\d+\)', 'InitPlan \1');
+        RETURN NEXT regexp_replace(line, '\$\d+|\(InitPlan \d+\)\.col\d+', '<initplan>', 'g');
+    END LOOP;
+END $$;
+CREATE TEMP TABLE lengths (len interval);
+INSERT INTO lengths VALUES ('1 hour'), ('2 hours');
+-- uncorrelated
+SELECT * FROM pg_temp.plan_shape($q$
+SELECT * FROM events
+ WHERE id <@ (SELECT tstzrange(min(s), min(s) + interval '1 hour') FROM starts)
+$q$);
+SELECT count(*) FROM events
+ WHERE id <@ (SELECT tstzrange(min(s), min(s) + interval '1 hour') FROM starts);
+-- correlated
+CREATE TEMP VIEW after_start AS
+SELECT s, id FROM starts JOIN events
+    ON id <@ (SELECT tstzrange(s, s + len) FROM lengths LIMIT 1);
+SELECT * FROM pg_temp.plan_shape('SELECT * FROM after_start');
+SELECT s, count(*) AS ids FROM after_start GROUP BY s ORDER BY s;
+DROP VIEW after_start;
+-- on the ID side
+SELECT * FROM pg_temp.plan_shape($q$
+SELECT s FROM starts
+ WHERE (SELECT id FROM probe WHERE label = 'first ID at t1') <@ tstzrange(s, s + interval '28 days')
+$q$);
+SELECT s FROM starts
+ WHERE (SELECT id FROM probe WHERE label = 'first ID at t1') <@ tstzrange(s, s + interval '28 days')
+ ORDER BY s;
+DROP TABLE lengths;
 DROP TABLE starts;
 
 RESET enable_seqscan;
