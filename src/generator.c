@@ -173,14 +173,15 @@ snowflake_raise_mark(int64 mark_id)
 
 /*
  * One step of the generator, with the lock held and "now" read under it:
- * reserve up to n consecutive IDs.
+ * reserve up to n (>= 0) consecutive IDs.
  *
  * IDs are handed out in "positions" (timestamp << sequence_bits | sequence),
  * so a block of IDs is a range of positions and reserving one costs the same
  * arithmetic whatever its size.  A block stops early where it would pass
  * max_drift or the layout's lifetime.
  *
- * On STEP_ISSUED, *block holds the reserved range (at least one ID).  On
+ * On STEP_ISSUED, *block holds the reserved range (at least one ID, none
+ * when n is 0: that call only runs the checks of the others).  On
  * STEP_NEED_MARK, *id is the block's last ID, which passes the durable mark.
  * On STEP_TOO_FAR_AHEAD, *excess is how many ms the clock must advance
  * before a retry can succeed.  *stepped_back is how far the clock went back
@@ -247,6 +248,14 @@ generator_step(const SnowflakeLayout *layout, int64 worker, int64 now,
 	}
 	if (ts > layout->max_timestamp)
 		return STEP_LIFETIME_ENDED;
+
+	/* a call for no IDs has passed every check: it reserves nothing */
+	if (n == 0)
+	{
+		block->first = (ts << seq_bits) | seq;
+		block->count = 0;
+		return STEP_ISSUED;
+	}
 
 	/* where it ends: n positions on, unless the drift or lifetime ends first */
 	limit_ts = Min(now + max_drift, layout->max_timestamp);
@@ -452,12 +461,13 @@ wait_for_clock(int64 ms)
 }
 
 /*
- * Reserve up to n (>= 1) IDs under one acquisition of the lock, waiting for
- * the clock if the clock rules say so; returns how many *block holds (fewer
+ * Reserve up to n IDs under one acquisition of the lock, waiting for the
+ * clock if the clock rules say so; returns how many *block holds (fewer
  * than n only where max_drift or the lifetime cut the block short, in which
  * case the caller asks again for the rest).  Raises an error if the settings
  * are unusable, the server is a standby or the transaction read-only, or
- * the clock is too far behind even after waiting snowflake.max_wait.
+ * the clock is too far behind even after waiting snowflake.max_wait.  For
+ * n = 0 it reserves nothing, after the same checks (and waits) as for n = 1.
  */
 int64
 snowflake_reserve(int64 n, SnowflakeBlock *block)
@@ -468,7 +478,7 @@ snowflake_reserve(int64 n, SnowflakeBlock *block)
 	bool		slept = false;
 
 	Assert(state != NULL);
-	Assert(n >= 1);
+	Assert(n >= 0);
 
 	if (RecoveryInProgress())
 		ereport(ERROR,
