@@ -43,6 +43,29 @@ ALTER SYSTEM SET snowflake.epoch = 'now';
 ALTER SYSTEM SET snowflake.epoch = 'epoch';
 ALTER SYSTEM SET snowflake.epoch = '-infinity';
 
+-- nor are forms whose meaning depends on DateStyle or
+-- timezone_abbreviations: the epoch is ISO 8601, read the same in every
+-- session and on every server
+SET DateStyle = 'ISO, DMY';
+ALTER SYSTEM SET snowflake.epoch = '13/01/2025 00:00:00+00';
+ALTER SYSTEM SET snowflake.epoch = '01/02/2025 00:00:00+00';
+SET DateStyle = 'ISO, MDY';
+ALTER SYSTEM SET snowflake.epoch = '01/13/2025 00:00:00+00';
+ALTER SYSTEM SET snowflake.epoch = 'January 2, 2025 00:00:00+00';
+RESET DateStyle;
+SET timezone_abbreviations = 'India';
+ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00:00 IST';
+RESET timezone_abbreviations;
+ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00:00 EST';
+ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00:00 Mars/Olympus_Mons';
+ALTER SYSTEM SET snowflake.epoch = '2025-01-01';
+ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00+00';
+ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00:00+5';
+ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00:00+16';
+ALTER SYSTEM SET snowflake.epoch = '2025-02-29 00:00:00+00';
+ALTER SYSTEM SET snowflake.epoch = '2025-01-01 24:00:00+00';
+ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00:00.0001+00';
+
 -- each value is also checked against the other settings in force
 -- (worker_id 1, 10 worker bits, 12 sequence bits, 41 timestamp bits)
 ALTER SYSTEM SET snowflake.worker_id = 1024;
@@ -61,6 +84,14 @@ SELECT name, setting
   FROM pg_file_settings
  WHERE name LIKE 'snowflake.%' AND sourcefile LIKE '%postgresql.auto.conf'
  ORDER BY name;
+-- every spelling the epoch takes: T or a space, fractions of a second, a UTC
+-- offset, Z, UTC, a zone name
+ALTER SYSTEM SET snowflake.epoch = '2025-01-01T00:00:00Z';
+ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00:00.000 UTC';
+ALTER SYSTEM SET snowflake.epoch = '2025-01-01 05:30:00+05:30';
+ALTER SYSTEM SET snowflake.epoch = '2024-12-31 16:00:00 -0800';
+ALTER SYSTEM SET snowflake.epoch = '2025-01-01 01:00:00 Europe/Paris';
+ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00:00.5+00';
 ALTER SYSTEM RESET snowflake.worker_id;
 ALTER SYSTEM RESET snowflake.epoch;
 
