@@ -66,13 +66,18 @@ ALTER SYSTEM SET snowflake.epoch = '2025-02-29 00:00:00+00';
 ALTER SYSTEM SET snowflake.epoch = '2025-01-01 24:00:00+00';
 ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00:00.0001+00';
 
--- each value is also checked against the other settings in force
--- (worker_id 1, 10 worker bits, 12 sequence bits, 41 timestamp bits)
+-- each value is also checked as part of the layout the next server start
+-- would read; nothing is pending yet, so the other settings are the ones in
+-- force (worker_id 1, 10 worker bits, 12 sequence bits, 41 timestamp bits,
+-- the epoch 2025-01-01)
 ALTER SYSTEM SET snowflake.worker_id = 1024;
 ALTER SYSTEM SET snowflake.worker_bits = 0;
 ALTER SYSTEM SET snowflake.worker_bits = 17;
 ALTER SYSTEM SET snowflake.sequence_bits = 19;
 ALTER SYSTEM SET snowflake.epoch = '1900-01-01 00:00:00+00';
+-- 16 worker bits leave 35 timestamp bits, which lasted from the epoch until
+-- 2026-02-02
+ALTER SYSTEM SET snowflake.worker_bits = 16;
 
 -- none of them reached postgresql.auto.conf; good values do
 SELECT count(*) AS snowflake_lines_in_auto_conf
@@ -93,6 +98,35 @@ ALTER SYSTEM SET snowflake.epoch = '2024-12-31 16:00:00 -0800';
 ALTER SYSTEM SET snowflake.epoch = '2025-01-01 01:00:00 Europe/Paris';
 ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00:00.5+00';
 ALTER SYSTEM RESET snowflake.worker_id;
+ALTER SYSTEM RESET snowflake.epoch;
+
+-- values written by ALTER SYSTEM but not yet in force count as well: the
+-- next start reads them all together.  First a pending epoch of yesterday,
+-- under which 16 worker bits have a year to go (computed, and not echoed,
+-- so the output is the same on every day)
+\set ECHO none
+SELECT format('ALTER SYSTEM SET snowflake.epoch = %L',
+              to_char(date_trunc('day', now() AT TIME ZONE 'UTC') - interval '1 day',
+                      'YYYY-MM-DD HH24:MI:SS')) \gexec
+\set ECHO all
+ALTER SYSTEM SET snowflake.worker_bits = 16;
+-- with 16 pending worker bits: 16 sequence bits would leave 31 timestamp
+-- bits, 13 would leave 34, and the epoch 2020 is more than the 35 bits'
+-- 1.09 years ago (each is fine with the 10 worker bits in force)
+ALTER SYSTEM SET snowflake.sequence_bits = 16;
+ALTER SYSTEM SET snowflake.sequence_bits = 13;
+ALTER SYSTEM SET snowflake.epoch = '2020-01-01 00:00:00+00';
+-- a worker id that needs the pending 16 worker bits is accepted, and then
+-- fewer worker bits are not
+ALTER SYSTEM SET snowflake.worker_id = 40000;
+ALTER SYSTEM SET snowflake.worker_bits = 15;
+SELECT name, setting
+  FROM pg_file_settings
+ WHERE name LIKE 'snowflake.%' AND name <> 'snowflake.epoch'
+   AND sourcefile LIKE '%postgresql.auto.conf'
+ ORDER BY name;
+ALTER SYSTEM RESET snowflake.worker_id;
+ALTER SYSTEM RESET snowflake.worker_bits;
 ALTER SYSTEM RESET snowflake.epoch;
 
 -- the epoch was read once, in UTC, when the server started: a session's
