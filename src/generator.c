@@ -352,9 +352,9 @@ refuse(SnowflakeStep step, const SnowflakeLayout *layout, int64 drift)
 }
 
 /*
- * End this backend's mark write, whether it succeeded or not: clear the flag
- * and wake the backends waiting for it.  Also the cleanup callback of
- * write_mark(), run on an ERROR or when the backend exits mid-write.
+ * The cleanup of a mark write that did not finish: clear the flag and wake
+ * the backends waiting for it, one of which then writes the mark.  Run on an
+ * ERROR from the write, or when the backend exits in the middle of it.
  */
 static void
 end_mark_write(int code, Datum arg)
@@ -387,8 +387,9 @@ write_mark(const SnowflakeLayout *layout, int64 id)
 	if (mark > state->mark_id)
 		state->mark_id = mark;
 	state->stats.marks_written++;
+	state->mark_writing = false;
 	LWLockRelease(state->lock);
-	end_mark_write(0, (Datum) 0);
+	ConditionVariableBroadcast(&state->mark_cv);
 }
 
 /* What a backend that needs a mark above mark_id does next. */
