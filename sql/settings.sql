@@ -58,6 +58,9 @@ ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00:00 IST';
 RESET timezone_abbreviations;
 ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00:00 EST';
 ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00:00 Mars/Olympus_Mons';
+-- local times that Paris skipped, and lived twice, in 2025
+ALTER SYSTEM SET snowflake.epoch = '2025-03-30 02:30:00 Europe/Paris';
+ALTER SYSTEM SET snowflake.epoch = '2025-10-26 02:30:00 Europe/Paris';
 ALTER SYSTEM SET snowflake.epoch = '2025-01-01';
 ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00+00';
 ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00:00+5';
@@ -96,6 +99,7 @@ ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00:00.000 UTC';
 ALTER SYSTEM SET snowflake.epoch = '2025-01-01 05:30:00+05:30';
 ALTER SYSTEM SET snowflake.epoch = '2024-12-31 16:00:00 -0800';
 ALTER SYSTEM SET snowflake.epoch = '2025-01-01 01:00:00 Europe/Paris';
+ALTER SYSTEM SET snowflake.epoch = '2025-10-26 03:30:00 Europe/Paris';
 ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00:00.5+00';
 ALTER SYSTEM RESET snowflake.worker_id;
 ALTER SYSTEM RESET snowflake.epoch;

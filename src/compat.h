@@ -37,7 +37,7 @@
  *	PG_WAIT_EXTENSION	still defined in 17 and 18 (utils/wait_classes.h in
  *						18, included through pgstat.h).
  *	shmem_request_hook, MarkGUCPrefixReserved, lnext(list, cell),
- *	tm2timestamp, DetermineTimeZoneOffset, pg_tzset, ParseConfigFile,
+ *	tm2timestamp, timestamp2tm, pg_tzset, ParseConfigFile,
  *	ConditionVariableSleep, PG_ENSURE_ERROR_CLEANUP, WaitLatch, the RmgrData
  *	fields we fill in: unchanged from 15 to 18.
  *

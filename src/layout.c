@@ -50,9 +50,10 @@
  * followed, after optional spaces, by an optional zone: a numeric UTC offset
  * (+HH, +HH:MM or +HHMM, or with a minus), Z, UTC, or a zone name of the
  * time zone database, which has the form Area/Location (Europe/Paris).
- * Without a zone the time is UTC.  Abbreviations are refused.  The parser is
- * used both where the postmaster reads the epoch and by the check hook of
- * ALTER SYSTEM, so both give the same answer.
+ * Without a zone the time is UTC.  Abbreviations are refused, and so is a
+ * local time that a daylight-saving change makes occur twice or never.  The
+ * parser is used both where the postmaster reads the epoch and by the check
+ * hook of ALTER SYSTEM, so both give the same answer.
  */
 #define EPOCH_FORM_PROBLEM \
 	"Write it in ISO 8601 as YYYY-MM-DD HH:MM:SS, with optional fractional seconds and a T or a space between date and time, followed by a UTC offset (+00, +05:30, -0800), Z, or a time zone name such as Europe/Paris; a time without a zone is read as UTC."
@@ -165,6 +166,57 @@ read_utc_offset(const char *p, int *tz)
 }
 
 /*
+ * Whether the instant "utc" reads as the local time "local" in zone.
+ */
+static bool
+reads_as(TimestampTz utc, Timestamp local, pg_tz *zone)
+{
+	struct pg_tm tm;
+	fsec_t		fsec;
+	int			tz;
+	Timestamp	back;
+
+	return timestamp2tm(utc, &tz, &tm, &fsec, NULL, zone) == 0 &&
+		tm2timestamp(&tm, fsec, NULL, &back) == 0 &&
+		back == local;
+}
+
+/*
+ * The offset of local time *tm in zone, into *tz, or false if that local
+ * time occurs twice (the clocks were set back) or never (set forward).
+ * Offsets change at most once within a day or so, so the zone's offsets a
+ * day before and a day after are the only candidates.
+ */
+static bool
+zone_offset(struct pg_tm *tm, pg_tz *zone, int *tz)
+{
+	Timestamp	local;
+	int			found = 0;
+	int			i;
+
+	if (tm2timestamp(tm, 0, NULL, &local) != 0)
+		return false;
+	for (i = -1; i <= 1; i += 2)
+	{
+		struct pg_tm probe_tm;
+		fsec_t		fsec;
+		int			offset;
+
+		if (timestamp2tm(local + i * USECS_PER_DAY, &offset, &probe_tm,
+						 &fsec, NULL, zone) != 0)
+			return false;
+		/* in PostgreSQL's sign convention, seconds west of Greenwich */
+		if (reads_as(local + offset * USECS_PER_SEC, local, zone) &&
+			(found == 0 || offset != *tz))
+		{
+			*tz = offset;
+			found++;
+		}
+	}
+	return found == 1;
+}
+
+/*
  * The offset of a time zone name at p (ended by spaces or the end) for the
  * local time *tm, into *tz.  Only names of the form Area/Location, and UTC,
  * are taken: a word alone is most likely an abbreviation.  On failure,
@@ -201,7 +253,8 @@ read_zone_name(const char *p, struct pg_tm *tm, int *tz)
 	zone = pg_tzset(name);
 	if (zone == NULL)
 		return "The time zone name is not in the time zone database; write a UTC offset (+05:30), Z, or a name such as Europe/Paris.";
-	*tz = DetermineTimeZoneOffset(tm, zone);
+	if (!zone_offset(tm, zone, tz))
+		return "That local time occurs twice, or not at all, in this time zone, because its clocks were changed then; write it with a UTC offset.";
 	return NULL;
 }
 
