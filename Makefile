@@ -21,7 +21,7 @@ PGFILEDESC = "snowflake - Twitter-style 64-bit IDs"
 # library (see sql/*.conf); `make installcheck` needs no running server.
 REGRESS = upgrade settings functions parse markings stats batch \
 	time_functions time_encode time_range time_partition time_properties \
-	migrate registry
+	migrate registry trusted
 REGRESS_OPTS = --temp-config=$(srcdir)/sql/preloaded.conf --temp-instance=tmp_check
 ISOLATION = concurrent migrate_concurrent
 ISOLATION_OPTS = --temp-config=$(srcdir)/sql/preloaded.conf --temp-instance=tmp_check_isolation

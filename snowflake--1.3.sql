@@ -184,6 +184,66 @@ CREATE VIEW snowflake_stats AS
 COMMENT ON VIEW snowflake_stats IS
 'One row: the generator''s settings, state and counters';
 
+COMMENT ON COLUMN snowflake_stats.worker_id IS
+'The snowflake.worker_id in force; NULL while it is unset';
+
+COMMENT ON COLUMN snowflake_stats.epoch IS
+'The snowflake.epoch in force: the instant timestamp 0 stands for';
+
+COMMENT ON COLUMN snowflake_stats.timestamp_bits IS
+'Width of the timestamp field, in bits: milliseconds since the epoch';
+
+COMMENT ON COLUMN snowflake_stats.worker_bits IS
+'Width of the worker id field, in bits: 2^worker_bits servers';
+
+COMMENT ON COLUMN snowflake_stats.sequence_bits IS
+'Width of the sequence field, in bits: 2^sequence_bits IDs per millisecond';
+
+COMMENT ON COLUMN snowflake_stats.lifetime_end IS
+'The last millisecond an ID can carry under this layout and epoch';
+
+COMMENT ON COLUMN snowflake_stats.ids_issued IS
+'IDs issued since the counters were reset (or the server started)';
+
+COMMENT ON COLUMN snowflake_stats.last_id IS
+'The last ID issued; after a restart, the persisted mark until the first new ID';
+
+COMMENT ON COLUMN snowflake_stats.drift_ms IS
+'How far the last ID''s timestamp is ahead of the wall clock now, in ms (0 if not ahead)';
+
+COMMENT ON COLUMN snowflake_stats.largest_drift_ms IS
+'The furthest ahead of the wall clock an ID ran when issued since the reset, in ms';
+
+COMMENT ON COLUMN snowflake_stats.mark_id IS
+'The persisted mark, as an ID: no ID above it is issued before a new mark is durable';
+
+COMMENT ON COLUMN snowflake_stats.mark_time IS
+'The instant the persisted mark stands for (NULL if beyond timestamptz)';
+
+COMMENT ON COLUMN snowflake_stats.marks_written IS
+'Marks written since the reset, each a WAL flush and a file fsync';
+
+COMMENT ON COLUMN snowflake_stats.clock_rollbacks IS
+'Steps back of the wall clock seen since the reset';
+
+COMMENT ON COLUMN snowflake_stats.largest_rollback_ms IS
+'The largest step back of the wall clock seen since the reset, in ms';
+
+COMMENT ON COLUMN snowflake_stats.borrows IS
+'IDs that took the next millisecond because the current one was used up';
+
+COMMENT ON COLUMN snowflake_stats.waits IS
+'Calls that waited for the clock to catch up, since the reset';
+
+COMMENT ON COLUMN snowflake_stats.wait_time_ms IS
+'Total time calls waited for the clock since the reset, in ms';
+
+COMMENT ON COLUMN snowflake_stats.refusals IS
+'Calls that failed under the clock rules since the reset';
+
+COMMENT ON COLUMN snowflake_stats.stats_reset IS
+'When the counters were last reset, or the server started';
+
 GRANT SELECT ON snowflake_stats TO PUBLIC;
 
 CREATE FUNCTION snowflake_stats_reset()
@@ -214,7 +274,9 @@ AS $function$
 -- them (kind 'undo'), each numbered from 1 in the order to run them.  All
 -- DDL goes through ALTER TABLE / ALTER SEQUENCE / CREATE SEQUENCE, so the
 -- usual ownership checks apply and the result dumps and restores like any
--- hand-written schema.  Every name is quoted: relations through regclass
+-- hand-written schema.  A sequence kept for the undo gets a COMMENT that
+-- says so (\ds+ would show an unexplained orphan); the undo restores the
+-- comment it had.  Every name is quoted: relations through regclass
 -- output (schema-qualified, since search_path is only pg_catalog here),
 -- columns and roles through %I.
 --
@@ -236,6 +298,8 @@ DECLARE
     v_formats   integer[];  -- how each call was written (2: implicit cast)
     v_seq       oid;        -- the sequence behind the default or identity
     v_seqname   text;       -- its name, schema-qualified and quoted
+    v_seqnote   text;       -- its comment before, for the undo
+    v_keptnote  text;       -- the comment on the sequence kept for the undo
     v_seqnsp    record;     -- identity: its schema (oid, nspname)
     v_owned     boolean := false;   -- the sequence is OWNED BY the column
     v_seqdef    record;     -- identity: the sequence's options
@@ -397,6 +461,9 @@ BEGIN
                   HINT = format('Check the column name.  If the column should take snowflake IDs anyway, run ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s yourself.', tbl, col, v_newdef);
     END IF;
     v_seqname := v_seq::regclass::text;
+    v_seqnote := obj_description(v_seq, 'pg_class');
+    v_keptnote := format('Unused since %s.%I moved to snowflake_nextval(); kept for its undo, drop it when not needed',
+                         tbl, col);
 
     IF v_att.atttypid NOT IN ('int8'::regtype, 'int4'::regtype, 'int2'::regtype) THEN
         RAISE EXCEPTION 'column "%" of table "%" is of type %, not bigint', col, v_rel.relname, v_att.typname
@@ -562,6 +629,7 @@ BEGIN
                                v_seqname, v_seqdef.typname, v_seqopts);
         v_do := v_do || format('SELECT pg_catalog.setval(%L, %s, %s)',
                                v_seqname, v_last, CASE WHEN v_called THEN 'true' ELSE 'false' END);
+        v_do := v_do || format('COMMENT ON SEQUENCE %s IS %L', v_seqname, v_keptnote);
         IF v_rel.relowner <> (SELECT oid FROM pg_roles WHERE rolname = current_user) THEN
             v_do := v_do || format('ALTER SEQUENCE %s OWNER TO %I', v_seqname, pg_get_userbyid(v_rel.relowner));
         END IF;
@@ -577,10 +645,16 @@ BEGIN
                                    v_seqname, v_seqopts);
         v_undo := v_undo || format('SELECT pg_catalog.setval(%L, %s, %s)',
                                    v_seqname, v_last, CASE WHEN v_called THEN 'true' ELSE 'false' END);
+        -- the identity sequence ADD GENERATED creates has no comment
+        IF v_seqnote IS NOT NULL THEN
+            v_undo := v_undo || format('COMMENT ON SEQUENCE %s IS %L', v_seqname, v_seqnote);
+        END IF;
     ELSE
         v_undo := v_undo || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, v_default);
         IF v_owned THEN
             v_undo := v_undo || format('ALTER SEQUENCE %s OWNED BY %s.%I', v_seqname, tbl, col);
+            -- its comment as it was (IS NULL removes ours)
+            v_undo := v_undo || format('COMMENT ON SEQUENCE %s IS %L', v_seqname, v_seqnote);
         END IF;
     END IF;
 
@@ -593,6 +667,7 @@ BEGIN
     v_do := v_do || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, v_newdef);
     IF v_owned THEN
         v_do := v_do || format('ALTER SEQUENCE %s OWNED BY NONE', v_seqname);
+        v_do := v_do || format('COMMENT ON SEQUENCE %s IS %L', v_seqname, v_keptnote);
     END IF;
 
     IF NOT dry_run THEN
@@ -637,7 +712,6 @@ COMMENT ON FUNCTION snowflake_migrate(regclass, name, boolean, boolean) IS
 --
 -- The worker-id registry
 --
---
 -- Two servers with the same worker id mint the same IDs.  The registry
 -- records which database system (pg_control_system().system_identifier)
 -- holds each worker id.  The guard trigger refuses a second system for a
@@ -647,42 +721,79 @@ COMMENT ON FUNCTION snowflake_migrate(regclass, name, boolean, boolean) IS
 -- conflict stops the subscription with the guard's error.  A row that is
 -- already there is skipped silently, which keeps a mesh of publications
 -- from looping.  docs/operations.md describes the topologies.
+--
+-- The table and its trigger function live in a schema of their own,
+-- created here and dropped with the extension, so that tools which read
+-- the application's schema (Rails' schema dumper, Alembic, Prisma) never
+-- see them.  A schema of that name is never taken over (its owner could
+-- alter it or add to it).  An empty one, as Rails' schema.rb creates before
+-- it enables extensions, is dropped and made anew; DROP SCHEMA waits for
+-- anything being created in it and refuses if the schema holds anything.
 
-CREATE TABLE @extschema@.snowflake_workers (
+DO $$
+BEGIN
+    IF pg_catalog.to_regnamespace('snowflake') IS NOT NULL THEN
+        BEGIN
+            DROP SCHEMA snowflake;
+        EXCEPTION WHEN dependent_objects_still_exist THEN
+            RAISE EXCEPTION 'schema "snowflake" already exists'
+                USING ERRCODE = 'duplicate_schema',
+                      DETAIL = 'The extension keeps its worker-id registry in a schema of its own named snowflake.  It takes the place of an empty schema of that name, but not of one that holds objects or is the extension''s own schema.',
+                      HINT = 'Move the objects out of the schema snowflake or rename it (ALTER SCHEMA snowflake RENAME TO ...), then create or update the extension; its functions may go in any other schema.';
+        END;
+    END IF;
+END
+$$;
+
+CREATE SCHEMA snowflake;
+
+COMMENT ON SCHEMA snowflake IS
+'The worker-id registry of the snowflake extension, kept out of the application''s schema';
+
+GRANT USAGE ON SCHEMA snowflake TO PUBLIC;
+
+CREATE TABLE snowflake.workers (
     worker_id integer PRIMARY KEY CHECK (worker_id >= 0),
     system_identifier bigint NOT NULL,
     host text,
     first_seen timestamptz NOT NULL DEFAULT now(),
-    CONSTRAINT snowflake_workers_worker_system_key UNIQUE (worker_id, system_identifier)
+    CONSTRAINT workers_worker_system_key UNIQUE (worker_id, system_identifier)
 );
 
 -- Logical replication identifies rows by worker id AND system, so that
 -- deleting one server's row never deletes another server's row elsewhere.
-ALTER TABLE @extschema@.snowflake_workers
-    REPLICA IDENTITY USING INDEX snowflake_workers_worker_system_key;
+ALTER TABLE snowflake.workers
+    REPLICA IDENTITY USING INDEX workers_worker_system_key;
 
-COMMENT ON TABLE @extschema@.snowflake_workers IS
+COMMENT ON TABLE snowflake.workers IS
 'Which database system holds each worker id: replicate it to catch a worker id used twice';
-COMMENT ON COLUMN @extschema@.snowflake_workers.worker_id IS
+COMMENT ON COLUMN snowflake.workers.worker_id IS
 'The snowflake.worker_id of the registered server';
-COMMENT ON COLUMN @extschema@.snowflake_workers.system_identifier IS
+COMMENT ON COLUMN snowflake.workers.system_identifier IS
 'The registered server''s pg_control_system().system_identifier';
-COMMENT ON COLUMN @extschema@.snowflake_workers.host IS
+COMMENT ON COLUMN snowflake.workers.host IS
 'A label for the registered server, for people reading errors';
-COMMENT ON COLUMN @extschema@.snowflake_workers.first_seen IS
+COMMENT ON COLUMN snowflake.workers.first_seen IS
 'When the worker id was registered';
 
 -- pg_dump keeps the rows (the table itself comes with CREATE EXTENSION).
-SELECT pg_catalog.pg_extension_config_dump('@extschema@.snowflake_workers', '');
+SELECT pg_catalog.pg_extension_config_dump('snowflake.workers', '');
 
-GRANT SELECT ON @extschema@.snowflake_workers TO PUBLIC;
-CREATE FUNCTION @extschema@.snowflake_workers_guard()
+GRANT SELECT ON snowflake.workers TO PUBLIC;
+
+-- The role that created the extension registers servers and retires their
+-- rows.  A no-op for a superuser, who owns the table; a database owner who
+-- creates the (trusted) extension does not own it: the bootstrap superuser
+-- runs this script for them and owns what it creates.
+GRANT INSERT, UPDATE, DELETE ON snowflake.workers TO @extowner@;
+
+CREATE FUNCTION snowflake.workers_guard()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    held @extschema@.snowflake_workers;
+    held snowflake.workers;
 BEGIN
     IF TG_OP = 'UPDATE' THEN
         IF NEW.worker_id = OLD.worker_id
@@ -694,7 +805,7 @@ BEGIN
             held := OLD;
         ELSE
             SELECT * INTO held
-              FROM @extschema@.snowflake_workers w
+              FROM snowflake.workers w
              WHERE w.worker_id = NEW.worker_id;
             -- a free worker id may be taken, as by an insert; one that
             -- this system holds in another row is left to the primary key
@@ -717,7 +828,7 @@ BEGIN
     END IF;
 
     SELECT * INTO held
-      FROM @extschema@.snowflake_workers w
+      FROM snowflake.workers w
      WHERE w.worker_id = NEW.worker_id;
     IF NOT FOUND THEN
         RETURN NEW;
@@ -741,17 +852,17 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION @extschema@.snowflake_workers_guard() IS
+COMMENT ON FUNCTION snowflake.workers_guard() IS
 'Trigger: refuses to give a worker id to a second database system, also in replication';
 
 -- ENABLE ALWAYS: the guard fires in logical replication apply workers too.
-CREATE TRIGGER snowflake_workers_guard
+CREATE TRIGGER workers_guard
     BEFORE INSERT OR UPDATE OF worker_id, system_identifier
-    ON @extschema@.snowflake_workers
-    FOR EACH ROW EXECUTE FUNCTION @extschema@.snowflake_workers_guard();
+    ON snowflake.workers
+    FOR EACH ROW EXECUTE FUNCTION snowflake.workers_guard();
 
-ALTER TABLE @extschema@.snowflake_workers
-    ENABLE ALWAYS TRIGGER snowflake_workers_guard;
+ALTER TABLE snowflake.workers
+    ENABLE ALWAYS TRIGGER workers_guard;
 
 CREATE FUNCTION @extschema@.snowflake_worker_identity(
     OUT worker_id integer,
@@ -779,7 +890,7 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     me record;
-    held @extschema@.snowflake_workers;
+    held snowflake.workers;
 BEGIN
     SELECT * INTO me FROM @extschema@.snowflake_worker_identity();
     IF me.worker_id IS NULL THEN
@@ -788,7 +899,7 @@ BEGIN
                   HINT = 'Set snowflake.worker_id in postgresql.conf to a number that no other server uses, and restart the server.';
     END IF;
     SELECT * INTO held
-      FROM @extschema@.snowflake_workers w
+      FROM snowflake.workers w
      WHERE w.worker_id = me.worker_id;
     IF NOT FOUND THEN
         RETURN false;
@@ -811,13 +922,13 @@ COMMENT ON FUNCTION @extschema@.snowflake_check_worker() IS
 'True if the registry gives this worker id to this server; an error if another holds it';
 
 CREATE FUNCTION @extschema@.snowflake_register_worker(host text DEFAULT NULL)
-RETURNS @extschema@.snowflake_workers
+RETURNS snowflake.workers
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     me record;
-    registered @extschema@.snowflake_workers;
+    registered snowflake.workers;
 BEGIN
     SELECT * INTO me FROM @extschema@.snowflake_worker_identity();
     IF me.worker_id IS NULL THEN
@@ -826,18 +937,18 @@ BEGIN
                   HINT = 'Set snowflake.worker_id in postgresql.conf to a number that no other server uses, and restart the server.';
     END IF;
     -- the guard trigger refuses a worker id held by another system
-    INSERT INTO @extschema@.snowflake_workers (worker_id, system_identifier, host)
+    INSERT INTO snowflake.workers (worker_id, system_identifier, host)
     VALUES (me.worker_id, me.system_identifier,
             coalesce(snowflake_register_worker.host, me.host))
     ON CONFLICT (worker_id) DO NOTHING;
     -- a concurrent registration may have won the race
     PERFORM @extschema@.snowflake_check_worker();
     SELECT * INTO registered
-      FROM @extschema@.snowflake_workers w
+      FROM snowflake.workers w
      WHERE w.worker_id = me.worker_id;
     RETURN registered;
 END
 $$;
 
 COMMENT ON FUNCTION @extschema@.snowflake_register_worker(text) IS
-'Registers this server''s worker id in snowflake_workers; an error if another holds it';
+'Registers this server''s worker id in snowflake.workers; an error if another holds it';

@@ -10,7 +10,7 @@ PG_CONFIG=$PG_BINDIR/pg_config
 DEMO_PACKAGES=("postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" build-essential)
 # shellcheck disable=SC2034 # used by test.sh
 TEST_PACKAGES=("${DEMO_PACKAGES[@]}" libipc-run-perl faketime rsync
-	python3-psycopg2 python3-sqlalchemy gnuplot-nox)
+	python3-psycopg2 python3-sqlalchemy gnuplot-nox "postgresql-$PG_MAJOR-partman")
 
 # What the benchmark adds (bench/run.sh): gnuplot for the chart, valgrind
 # for instruction counts.

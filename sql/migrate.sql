@@ -46,8 +46,10 @@ CREATE TEMP TABLE accounts_migration AS
     SELECT * FROM snowflake_migrate('accounts');
 SELECT * FROM accounts_migration ORDER BY kind, step;
 SELECT * FROM pg_temp.col('accounts');
--- the old sequence is detached and kept where it was
+-- the old sequence is detached and kept where it was, with a comment
+-- that says why
 SELECT last_value, is_called FROM accounts_id_seq;
+SELECT obj_description('accounts_id_seq'::regclass, 'pg_class') AS kept_comment;
 INSERT INTO accounts (name) VALUES ('d'), ('e');
 SELECT count(*) AS rows, count(DISTINCT id) AS distinct_ids,
        pg_temp.fresh_ids('accounts') AS new_ids,
@@ -62,6 +64,7 @@ SELECT * FROM snowflake_migrate('accounts', dry_run => true);
 -- from where it stood
 SELECT statement FROM accounts_migration WHERE kind = 'undo' ORDER BY step \gexec
 SELECT * FROM pg_temp.col('accounts');
+SELECT obj_description('accounts_id_seq'::regclass, 'pg_class') AS comment_after_undo;
 INSERT INTO accounts (name) VALUES ('f') RETURNING id;
 
 -- a dry run takes no lock beyond reading; the real run holds ACCESS
@@ -104,6 +107,8 @@ CREATE TABLE grandchild (parent_id integer, n integer, note integer,
                          FOREIGN KEY (parent_id, n) REFERENCES child (parent_id, n));
 CREATE TABLE sibling (id bigint PRIMARY KEY, parent_id bigint REFERENCES parent);
 INSERT INTO parent (name) VALUES ('p1'), ('p2');
+-- a sequence with a comment of its own gets it back from the undo script
+COMMENT ON SEQUENCE parent_id_seq IS 'ids of parents';
 INSERT INTO child (parent_id, backup_parent, n) VALUES (1, 2, 1), (2, NULL, 1);
 INSERT INTO grandchild VALUES (1, 1, 7);
 
@@ -135,6 +140,7 @@ SELECT * FROM snowflake_migrate('orders');
 -- the undo script leaves the widened columns bigint
 SELECT statement FROM parent_migration WHERE kind = 'undo' ORDER BY step \gexec
 SELECT * FROM pg_temp.col('parent');
+SELECT obj_description('parent_id_seq'::regclass, 'pg_class') AS comment_after_undo;
 
 --
 -- identity, GENERATED ALWAYS, integer: the identity sequence is kept as a
@@ -153,6 +159,7 @@ SELECT * FROM events_migration ORDER BY kind, step;
 SELECT * FROM pg_temp.col('events');
 SELECT sequencename, data_type, start_value, increment_by, last_value
   FROM pg_sequences WHERE sequencename = 'events_id_seq';
+SELECT obj_description('events_id_seq'::regclass, 'pg_class') AS kept_comment;
 -- ALWAYS no longer applies: the column has a plain default
 INSERT INTO events (what) VALUES ('z');
 INSERT INTO events (id, what) VALUES (1, 'explicit');
@@ -161,6 +168,7 @@ DELETE FROM events WHERE id = 1;
 
 SELECT statement FROM events_migration WHERE kind = 'undo' ORDER BY step \gexec
 SELECT * FROM pg_temp.col('events');
+SELECT obj_description('events_id_seq'::regclass, 'pg_class') AS comment_after_undo;
 INSERT INTO events (what) VALUES ('after undo') RETURNING id;
 INSERT INTO events (id, what) VALUES (1, 'explicit');
 
@@ -182,6 +190,7 @@ CREATE TABLE shared_b (id bigint DEFAULT nextval('shared_seq'));
 INSERT INTO shared_a DEFAULT VALUES;
 SELECT * FROM snowflake_migrate('shared_a') ORDER BY kind, step;
 SELECT * FROM pg_temp.col('shared_b');
+SELECT obj_description('shared_seq'::regclass, 'pg_class') AS not_commented;
 
 --
 -- a partitioned table: the default reaches the partitions

@@ -44,13 +44,13 @@ SELECT snowflake_decode('8000000000000');
 SELECT * FROM snowflake_worker_identity();
 SELECT snowflake_check_worker();
 SELECT * FROM snowflake_register_worker('here');
-INSERT INTO snowflake_workers (worker_id, system_identifier, host, first_seen)
+INSERT INTO snowflake.workers (worker_id, system_identifier, host, first_seen)
 VALUES (5, 1, 'node-a', '2025-01-01 00:00:00+00');
-INSERT INTO snowflake_workers (worker_id, system_identifier, host)
+INSERT INTO snowflake.workers (worker_id, system_identifier, host)
 VALUES (5, 1, 'node-a again');
-INSERT INTO snowflake_workers (worker_id, system_identifier, host)
+INSERT INTO snowflake.workers (worker_id, system_identifier, host)
 VALUES (5, 2, 'node-b');
-SELECT worker_id, system_identifier, host FROM snowflake_workers;
+SELECT worker_id, system_identifier, host FROM snowflake.workers;
 
 -- snowflake_migrate() refuses before changing anything, dry run or not
 CREATE TABLE t (id bigserial PRIMARY KEY);

@@ -14,6 +14,7 @@ SET snowflake.worker_id = 2;
 SET snowflake.epoch = '2024-01-01 00:00:00+00';
 SET snowflake.worker_bits = 8;
 SET snowflake.sequence_bits = 14;
+SET snowflake.id_bits = 53;
 SET snowflake.max_drift = 0;
 SET snowflake.max_wait = 0;
 BEGIN;
@@ -34,6 +35,8 @@ ALTER SYSTEM SET snowflake.epoch = '2024-01-01 00:00:00.0005+00';
 ALTER SYSTEM SET snowflake.worker_id = 2000000;
 ALTER SYSTEM SET snowflake.worker_bits = 21;
 ALTER SYSTEM SET snowflake.sequence_bits = 0;
+ALTER SYSTEM SET snowflake.id_bits = 64;
+ALTER SYSTEM SET snowflake.id_bits = 35;
 ALTER SYSTEM SET snowflake.max_drift = -1;
 
 -- words whose meaning depends on when they are read are not an epoch
@@ -71,12 +74,14 @@ ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00:00.0001+00';
 
 -- each value is also checked as part of the layout the next server start
 -- would read; nothing is pending yet, so the other settings are the ones in
--- force (worker_id 1, 10 worker bits, 12 sequence bits, 41 timestamp bits,
--- the epoch 2025-01-01)
+-- force (worker_id 1, 10 worker bits, 12 sequence bits, 63 ID bits, so 41
+-- timestamp bits, the epoch 2025-01-01): a 53-bit ID would leave the
+-- timestamp 31 bits
 ALTER SYSTEM SET snowflake.worker_id = 1024;
 ALTER SYSTEM SET snowflake.worker_bits = 0;
 ALTER SYSTEM SET snowflake.worker_bits = 17;
 ALTER SYSTEM SET snowflake.sequence_bits = 19;
+ALTER SYSTEM SET snowflake.id_bits = 53;
 ALTER SYSTEM SET snowflake.epoch = '1900-01-01 00:00:00+00';
 -- 16 worker bits leave 35 timestamp bits, which lasted from the epoch until
 -- 2026-02-02
@@ -88,6 +93,8 @@ SELECT count(*) AS snowflake_lines_in_auto_conf
  WHERE name LIKE 'snowflake.%' AND sourcefile LIKE '%postgresql.auto.conf';
 ALTER SYSTEM SET snowflake.worker_id = 1023;
 ALTER SYSTEM SET snowflake.epoch = '2020-01-01 00:00:00';
+-- 62 ID bits leave 40 timestamp bits, 34.8 years from the pending epoch
+ALTER SYSTEM SET snowflake.id_bits = 62;
 SELECT name, setting
   FROM pg_file_settings
  WHERE name LIKE 'snowflake.%' AND sourcefile LIKE '%postgresql.auto.conf'
@@ -103,6 +110,7 @@ ALTER SYSTEM SET snowflake.epoch = '2025-10-26 03:30:00 Europe/Paris';
 ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00:00.5+00';
 ALTER SYSTEM RESET snowflake.worker_id;
 ALTER SYSTEM RESET snowflake.epoch;
+ALTER SYSTEM RESET snowflake.id_bits;
 
 -- values written by ALTER SYSTEM but not yet in force count as well: the
 -- next start reads them all together.  First a pending epoch of yesterday,
@@ -132,6 +140,20 @@ SELECT name, setting
 ALTER SYSTEM RESET snowflake.worker_id;
 ALTER SYSTEM RESET snowflake.worker_bits;
 ALTER SYSTEM RESET snowflake.epoch;
+
+-- so a 53-bit layout for JavaScript is reached by narrowing the fields
+-- first, each step leaving a layout that works
+ALTER SYSTEM SET snowflake.id_bits = 53;
+ALTER SYSTEM SET snowflake.worker_bits = 4;
+ALTER SYSTEM SET snowflake.sequence_bits = 8;
+ALTER SYSTEM SET snowflake.id_bits = 53;
+SELECT name, setting
+  FROM pg_file_settings
+ WHERE name LIKE 'snowflake.%' AND sourcefile LIKE '%postgresql.auto.conf'
+ ORDER BY name;
+ALTER SYSTEM RESET snowflake.id_bits;
+ALTER SYSTEM RESET snowflake.worker_bits;
+ALTER SYSTEM RESET snowflake.sequence_bits;
 
 -- the epoch was read once, in UTC, when the server started: a session's
 -- TimeZone does not move it

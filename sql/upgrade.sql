@@ -15,6 +15,9 @@ SELECT ids_issued > 0 AS stats_in_1_1 FROM snowflake_stats;
 ALTER EXTENSION snowflake UPDATE TO '1.2';
 SELECT largest_drift_ms >= 0 AS stats_in_1_2 FROM snowflake_stats;
 
+-- 1.3 moves the registry into a schema of its own; an empty schema of that
+-- name, as Rails' schema.rb creates, makes way for it
+CREATE SCHEMA snowflake;
 ALTER EXTENSION snowflake UPDATE;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions
                       WHERE name = 'snowflake') AS is_current
@@ -59,6 +62,10 @@ SELECT m.object, 'privileges', p.proacl::text
   FROM member m JOIN pg_proc p ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid
 UNION ALL
 SELECT object, 'privileges', relacl::text FROM rel
+UNION ALL
+SELECT m.object, 'privileges', n.nspacl::text
+  FROM member m JOIN pg_namespace n ON m.classid = 'pg_namespace'::regclass
+                                   AND n.oid = m.objid
 UNION ALL
 SELECT object, 'kind', relkind::text || ', replica identity ' || relreplident::text FROM rel
 UNION ALL
@@ -132,13 +139,28 @@ SELECT s.object,
                  (SELECT coalesce(proacl, acldefault('f', proowner)) FROM pg_proc
                    WHERE d.classid = 'pg_proc'::regclass AND oid = d.objid),
                  (SELECT coalesce(relacl, acldefault('r', relowner)) FROM pg_class
-                   WHERE d.classid = 'pg_class'::regclass AND oid = d.objid))) a
+                   WHERE d.classid = 'pg_class'::regclass AND oid = d.objid),
+                 (SELECT coalesce(nspacl, acldefault('n', nspowner)) FROM pg_namespace
+                   WHERE d.classid = 'pg_namespace'::regclass AND oid = d.objid))) a
          WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
            AND pg_describe_object(d.classid, d.objid, 0) = s.object
            AND a.grantee <> a.grantor) AS others_may
   FROM surface_installed s
  WHERE s.aspect = 'comment'
  ORDER BY s.object;
+
+-- Every column of its tables and views has a one-line comment too: no
+-- rows here.
+SELECT c.oid::regclass AS relation, a.attname AS column_name,
+       col_description(c.oid, a.attnum) AS comment
+  FROM pg_depend d
+  JOIN pg_extension e ON d.refobjid = e.oid AND e.extname = 'snowflake'
+  JOIN pg_class c ON d.classid = 'pg_class'::regclass AND c.oid = d.objid
+  JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+ WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+   AND coalesce(length(col_description(c.oid, a.attnum)) > 100
+                OR col_description(c.oid, a.attnum) LIKE E'%\n%', true)
+ ORDER BY 1, a.attnum;
 
 DROP TABLE surface_by_updates, surface_installed;
 DROP VIEW snowflake_surface;

@@ -128,6 +128,7 @@ snowflake_parse(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
+	snowflake_check_id_fits(layout, id);
 	snowflake_decompose(layout, id, &timestamp, &worker, &sequence);
 	values[0] = TimestampTzGetDatum(snowflake_timestamp_to_timestamptz(layout, timestamp));
 	values[1] = Int32GetDatum((int32) worker);

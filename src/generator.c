@@ -316,7 +316,7 @@ refuse(SnowflakeStep step, const SnowflakeLayout *layout, int64 drift)
 					 errdetail("The next ID would be " INT64_FORMAT " ms ahead of the clock, more than snowflake.max_drift (%d ms) allows, and the clock would not catch up within snowflake.max_wait (%d ms).",
 							   drift, snowflake_max_drift, snowflake_max_wait),
 					 drift > LAYOUT_CHANGE_SUSPECT_MS ?
-					 errhint("A gap this large usually means snowflake.epoch, snowflake.worker_bits or snowflake.sequence_bits was changed after IDs were issued: new IDs must stay above the old ones, which under the new settings lie far in the future. Restore the previous settings and restart the server.") :
+					 errhint("A gap this large usually means snowflake.epoch, snowflake.worker_bits, snowflake.sequence_bits or snowflake.id_bits was changed after IDs were issued: new IDs must stay above the old ones, which under the new settings lie far in the future. Restore the previous settings and restart the server.") :
 					 errhint("Check the system clock and its time synchronization; to keep issuing IDs while it catches up, raise snowflake.max_drift and reload.")));
 			break;
 		case STEP_BEFORE_EPOCH:

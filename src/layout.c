@@ -12,9 +12,12 @@
  * time it reads the clock.
  *
  * Ranges, and why:
+ *	id_bits			36..63	63 keeps IDs positive bigints; 53 keeps them
+ *							below 2^53, exact as JavaScript numbers, for the
+ *							layout's whole lifetime
  *	worker_bits		0..20	0 means a single server; 20 allows a million
  *	sequence_bits	1..22	at least one ID per millisecond
- *	timestamp bits	>= 35	what is left of 63 bits; 35 bits of milliseconds
+ *	timestamp bits	>= 35	what is left of id_bits; 35 bits of milliseconds
  *							last about 1.09 years, 41 bits (the default)
  *							about 69.7 years
  *
@@ -360,16 +363,18 @@ snowflake_layout(void)
 				 errdetail("%s", loaded_epoch_problem),
 				 errhint("Fix snowflake.epoch in postgresql.conf and restart the server.")));
 
-	timestamp_bits = 63 - snowflake_worker_bits - snowflake_sequence_bits;
+	timestamp_bits = snowflake_id_bits - snowflake_worker_bits - snowflake_sequence_bits;
 	if (timestamp_bits < SNOWFLAKE_MIN_TIMESTAMP_BITS)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIG_FILE_ERROR),
 				 errmsg("snowflake layout leaves too few bits for the timestamp"),
-				 errdetail("snowflake.worker_bits = %d and snowflake.sequence_bits = %d leave %d of the 63 bits for the timestamp; at least %d are needed.",
+				 errdetail("snowflake.worker_bits = %d and snowflake.sequence_bits = %d leave %d of the %d bits of snowflake.id_bits for the timestamp; at least %d are needed.",
 						   snowflake_worker_bits, snowflake_sequence_bits,
-						   timestamp_bits, SNOWFLAKE_MIN_TIMESTAMP_BITS),
-				 errhint("Lower snowflake.worker_bits or snowflake.sequence_bits in postgresql.conf and restart the server.")));
+						   timestamp_bits, snowflake_id_bits,
+						   SNOWFLAKE_MIN_TIMESTAMP_BITS),
+				 errhint("Lower snowflake.worker_bits or snowflake.sequence_bits, or raise snowflake.id_bits, in postgresql.conf and restart the server.")));
 
+	layout.id_bits = snowflake_id_bits;
 	layout.timestamp_bits = timestamp_bits;
 	layout.worker_bits = snowflake_worker_bits;
 	layout.sequence_bits = snowflake_sequence_bits;
@@ -377,6 +382,7 @@ snowflake_layout(void)
 	layout.max_timestamp = (INT64CONST(1) << timestamp_bits) - 1;
 	layout.max_worker = (INT64CONST(1) << snowflake_worker_bits) - 1;
 	layout.max_sequence = (INT64CONST(1) << snowflake_sequence_bits) - 1;
+	layout.max_id = (int64) ((UINT64CONST(1) << snowflake_id_bits) - 1);
 	valid = true;
 	return &layout;
 }
@@ -441,6 +447,23 @@ snowflake_check_id(int64 id)
 				 errdetail("Got " INT64_FORMAT "; snowflake IDs keep bit 63 clear, so they are never negative.", id),
 				 errhint("Pass an ID made by snowflake_nextval() under this server's layout.")));
 	return id;
+}
+
+/*
+ * Refuse an ID the layout could never issue: with snowflake.id_bits below
+ * 63, a number at or above 2^id_bits would decode to a time past the
+ * layout's lifetime.  (Under 63 bits every non-negative bigint fits.)
+ */
+void
+snowflake_check_id_fits(const SnowflakeLayout *layout, int64 id)
+{
+	if (id > layout->max_id)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("snowflake ID " INT64_FORMAT " is out of range for the snowflake layout", id),
+				 errdetail("With snowflake.id_bits = %d, every ID is at most " INT64_FORMAT ".",
+						   layout->id_bits, layout->max_id),
+				 errhint("A larger number comes from another layout, or was rounded on its way (JavaScript numbers hold integers exactly only up to 2^53 - 1).")));
 }
 
 /*

@@ -42,6 +42,7 @@ int			snowflake_worker_id = SNOWFLAKE_WORKER_ID_UNSET;
 char	   *snowflake_epoch = NULL;
 int			snowflake_worker_bits = 10;
 int			snowflake_sequence_bits = 12;
+int			snowflake_id_bits = SNOWFLAKE_MAX_ID_BITS;
 int			snowflake_max_drift = 60000;
 int			snowflake_max_wait = 1000;
 
@@ -63,9 +64,9 @@ void		_PG_init(void);
  * settings.
  *
  * Afterwards (ALTER SYSTEM, a reload, the pg_file_settings view) a value of
- * worker_id, worker_bits, sequence_bits or epoch is checked as part of the
- * layout the next server start would read: the value itself, and for each
- * of the other three its last value in the configuration files
+ * worker_id, id_bits, worker_bits, sequence_bits or epoch is checked as part
+ * of the layout the next server start would read: the value itself, and for
+ * each of the other four its last value in the configuration files
  * (postgresql.conf with its includes, then postgresql.auto.conf, which
  * holds what earlier ALTER SYSTEM commands wrote but a restart has not yet
  * put in force), or its running value where no file sets it or the file's
@@ -82,16 +83,17 @@ void		_PG_init(void);
 typedef struct LayoutSettings
 {
 	int			worker_id;
+	int			id_bits;
 	int			worker_bits;
 	int			sequence_bits;
 	char	   *epoch;
 } LayoutSettings;
 
-/* The timestamp width these worker and sequence widths leave. */
+/* The timestamp width these ID, worker and sequence widths leave. */
 static int
-timestamp_bits(int worker_bits, int sequence_bits)
+timestamp_bits(int id_bits, int worker_bits, int sequence_bits)
 {
-	return 63 - worker_bits - sequence_bits;
+	return id_bits - worker_bits - sequence_bits;
 }
 
 /* Take "value" for *setting if it is an integer within [min, max]. */
@@ -116,6 +118,7 @@ read_pending_layout(LayoutSettings *layout)
 	ConfigVariable *item;
 
 	layout->worker_id = snowflake_worker_id;
+	layout->id_bits = snowflake_id_bits;
 	layout->worker_bits = snowflake_worker_bits;
 	layout->sequence_bits = snowflake_sequence_bits;
 	layout->epoch = pstrdup(snowflake_epoch);
@@ -135,6 +138,9 @@ read_pending_layout(LayoutSettings *layout)
 		if (pg_strcasecmp(item->name, "snowflake.worker_id") == 0)
 			take_int_setting(item->value, SNOWFLAKE_WORKER_ID_UNSET,
 							 SNOWFLAKE_MAX_WORKER_ID, &layout->worker_id);
+		else if (pg_strcasecmp(item->name, "snowflake.id_bits") == 0)
+			take_int_setting(item->value, SNOWFLAKE_MIN_ID_BITS,
+							 SNOWFLAKE_MAX_ID_BITS, &layout->id_bits);
 		else if (pg_strcasecmp(item->name, "snowflake.worker_bits") == 0)
 			take_int_setting(item->value, SNOWFLAKE_MIN_WORKER_BITS,
 							 SNOWFLAKE_MAX_WORKER_BITS, &layout->worker_bits);
@@ -157,16 +163,17 @@ read_pending_layout(LayoutSettings *layout)
 static bool
 check_layout(const LayoutSettings *layout)
 {
-	int			bits = timestamp_bits(layout->worker_bits, layout->sequence_bits);
+	int			bits = timestamp_bits(layout->id_bits, layout->worker_bits,
+									  layout->sequence_bits);
 	TimestampTz epoch;
 	const char *problem;
 
 	if (bits < SNOWFLAKE_MIN_TIMESTAMP_BITS)
 	{
 		GUC_check_errhint("%s", LAYOUT_HINT);
-		GUC_check_errdetail("snowflake.worker_bits = %d and snowflake.sequence_bits = %d would leave %d of the 63 bits for the timestamp; at least %d are needed.",
+		GUC_check_errdetail("snowflake.worker_bits = %d and snowflake.sequence_bits = %d would leave %d of the %d bits of snowflake.id_bits for the timestamp; at least %d are needed.",
 							layout->worker_bits, layout->sequence_bits, bits,
-							SNOWFLAKE_MIN_TIMESTAMP_BITS);
+							layout->id_bits, SNOWFLAKE_MIN_TIMESTAMP_BITS);
 		return false;
 	}
 	if (layout->worker_id != SNOWFLAKE_WORKER_ID_UNSET &&
@@ -183,8 +190,9 @@ check_layout(const LayoutSettings *layout)
 		(GetCurrentTimestamp() - epoch) / 1000 > (INT64CONST(1) << bits) - 1)
 	{
 		GUC_check_errhint("%s", LAYOUT_HINT);
-		GUC_check_errdetail("With %d timestamp bits (snowflake.worker_bits = %d, snowflake.sequence_bits = %d), IDs last %.2f years from the epoch, %s, and that time is over.",
-							bits, layout->worker_bits, layout->sequence_bits,
+		GUC_check_errdetail("With %d timestamp bits (snowflake.id_bits = %d, snowflake.worker_bits = %d, snowflake.sequence_bits = %d), IDs last %.2f years from the epoch, %s, and that time is over.",
+							bits, layout->id_bits, layout->worker_bits,
+							layout->sequence_bits,
 							(double) (INT64CONST(1) << bits) / (1000.0 * 3600 * 24 * 365.25),
 							layout->epoch);
 		return false;
@@ -225,6 +233,18 @@ check_sequence_bits(int *newval, void **extra, GucSource source)
 		return true;
 	read_pending_layout(&layout);
 	layout.sequence_bits = *newval;
+	return check_layout(&layout);
+}
+
+static bool
+check_id_bits(int *newval, void **extra, GucSource source)
+{
+	LayoutSettings layout;
+
+	if (process_shared_preload_libraries_in_progress)
+		return true;
+	read_pending_layout(&layout);
+	layout.id_bits = *newval;
 	return check_layout(&layout);
 }
 
@@ -309,7 +329,7 @@ define_settings(void)
 
 	DefineCustomIntVariable("snowflake.worker_bits",
 							"Number of bits of an ID that hold the worker id.",
-							"The timestamp gets 63 - worker_bits - sequence_bits bits, which must be at least 35.",
+							"The timestamp gets id_bits - worker_bits - sequence_bits bits, which must be at least 35.",
 							&snowflake_worker_bits,
 							10,
 							SNOWFLAKE_MIN_WORKER_BITS, SNOWFLAKE_MAX_WORKER_BITS,
@@ -319,13 +339,23 @@ define_settings(void)
 
 	DefineCustomIntVariable("snowflake.sequence_bits",
 							"Number of bits of an ID that count IDs within one millisecond.",
-							"The timestamp gets 63 - worker_bits - sequence_bits bits, which must be at least 35.",
+							"The timestamp gets id_bits - worker_bits - sequence_bits bits, which must be at least 35.",
 							&snowflake_sequence_bits,
 							12,
 							SNOWFLAKE_MIN_SEQUENCE_BITS, SNOWFLAKE_MAX_SEQUENCE_BITS,
 							PGC_POSTMASTER,
 							0,
 							check_sequence_bits, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.id_bits",
+							"Number of bits an ID may use, counted from the lowest.",
+							"63 allows any positive bigint; 53 keeps every ID below 2^53, exact as a JavaScript number, for the layout's whole lifetime. The timestamp gets id_bits - worker_bits - sequence_bits bits.",
+							&snowflake_id_bits,
+							SNOWFLAKE_MAX_ID_BITS,
+							SNOWFLAKE_MIN_ID_BITS, SNOWFLAKE_MAX_ID_BITS,
+							PGC_POSTMASTER,
+							0,
+							check_id_bits, NULL, NULL);
 
 	DefineCustomIntVariable("snowflake.max_drift",
 							"How far ahead of the wall clock an ID's timestamp may run.",

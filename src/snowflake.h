@@ -9,7 +9,8 @@
  *
  * where the timestamp counts milliseconds since snowflake.epoch and the
  * field widths come from snowflake.worker_bits and snowflake.sequence_bits
- * (the timestamp takes what is left of the 63 bits).
+ * (the timestamp takes what is left of snowflake.id_bits, 63 by default;
+ * 53 keeps every ID exact as a JavaScript number).
  *
  * The files and their jobs:
  *	snowflake.c		module setup: GUCs, shared memory, hooks
@@ -36,6 +37,9 @@
 #define SNOWFLAKE_MIN_SEQUENCE_BITS 1
 #define SNOWFLAKE_MAX_SEQUENCE_BITS 22
 #define SNOWFLAKE_MIN_TIMESTAMP_BITS 35
+#define SNOWFLAKE_MAX_ID_BITS		63
+#define SNOWFLAKE_MIN_ID_BITS \
+	(SNOWFLAKE_MIN_TIMESTAMP_BITS + SNOWFLAKE_MIN_SEQUENCE_BITS)
 #define SNOWFLAKE_MAX_WORKER_ID		((1 << SNOWFLAKE_MAX_WORKER_BITS) - 1)
 
 /* GUC variables, defined in snowflake.c */
@@ -43,6 +47,7 @@ extern int	snowflake_worker_id;
 extern char *snowflake_epoch;
 extern int	snowflake_worker_bits;
 extern int	snowflake_sequence_bits;
+extern int	snowflake_id_bits;
 extern int	snowflake_max_drift;
 extern int	snowflake_max_wait;
 
@@ -55,6 +60,7 @@ extern bool snowflake_preloaded;
  */
 typedef struct SnowflakeLayout
 {
+	int			id_bits;		/* every ID is below 2^id_bits */
 	int			timestamp_bits;
 	int			worker_bits;
 	int			sequence_bits;
@@ -62,6 +68,7 @@ typedef struct SnowflakeLayout
 	int64		max_timestamp;	/* 2^timestamp_bits - 1 */
 	int64		max_worker;		/* 2^worker_bits - 1 */
 	int64		max_sequence;	/* 2^sequence_bits - 1 */
+	int64		max_id;			/* 2^id_bits - 1 */
 } SnowflakeLayout;
 
 /* layout.c */
@@ -72,6 +79,7 @@ extern void snowflake_require_preload(void);
 extern const SnowflakeLayout *snowflake_layout(void);
 extern int64 snowflake_clock_ms(const SnowflakeLayout *layout);
 extern int64 snowflake_check_id(int64 id);
+extern void snowflake_check_id_fits(const SnowflakeLayout *layout, int64 id);
 extern int64 snowflake_compose(const SnowflakeLayout *layout, int64 timestamp,
 							   int64 worker, int64 sequence);
 extern void snowflake_decompose(const SnowflakeLayout *layout, int64 id,

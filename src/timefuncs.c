@@ -90,6 +90,7 @@ snowflake_to_timestamptz(PG_FUNCTION_ARGS)
 	int64		worker;
 	int64		sequence;
 
+	snowflake_check_id_fits(layout, id);
 	snowflake_decompose(layout, id, &timestamp, &worker, &sequence);
 	PG_RETURN_TIMESTAMPTZ(snowflake_timestamp_to_timestamptz(layout, timestamp));
 }

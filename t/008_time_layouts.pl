@@ -8,7 +8,8 @@
 #    timestamp with time zone: IDs beyond PostgreSQL's last instant raise an
 #    error rather than wrap, and snowflake_stats.lifetime_end is clamped to
 #    the last millisecond PostgreSQL can represent;
-# c) a non-default epoch (2010-06-01) with 8 worker and 14 sequence bits.
+# c) a non-default epoch (2010-06-01) with 8 worker and 14 sequence bits;
+# d) 53-bit IDs (snowflake.id_bits = 53) with 4 worker and 8 sequence bits.
 # Under each: the lifetime's ends and the errors beyond them;
 # snowflake_min_id, snowflake_max_id and snowflake_compose round-trip
 # through snowflake_parse; and "id <@ range" agrees with its definition,
@@ -48,7 +49,9 @@ SELECT setseed(0.25);
 CREATE TABLE layout AS
 SELECT epoch, lifetime_end, timestamp_bits,
        ((1 << worker_bits) - 1)::integer AS max_worker,
-       ((1 << sequence_bits) - 1)::integer AS max_sequence
+       ((1 << sequence_bits) - 1)::integer AS max_sequence,
+       -- the largest ID the layout allows: below 2^snowflake.id_bits
+       (power(2::numeric, timestamp_bits + worker_bits + sequence_bits) - 1)::bigint AS max_id
   FROM snowflake_stats;
 
 -- a range that the planner cannot rewrite: the operator itself is evaluated
@@ -214,15 +217,16 @@ sub check_layout
 	}
 	else
 	{
-		# The lifetime ends with the timestamp field: the largest bigint is
-		# the last ID of its last millisecond.
+		# The lifetime ends with the timestamp field: the largest ID the
+		# layout allows (the largest bigint, unless snowflake.id_bits is
+		# lower) is the last ID of its last millisecond.
 		is( $sql->(
-				q{SELECT snowflake_max_id(lifetime_end) = 9223372036854775807,
-						 snowflake_to_timestamptz(9223372036854775807) = lifetime_end,
-						 (snowflake_parse(9223372036854775807)).created_at = lifetime_end
+				q{SELECT snowflake_max_id(lifetime_end) = max_id,
+						 snowflake_to_timestamptz(max_id) = lifetime_end,
+						 (snowflake_parse(max_id)).created_at = lifetime_end
 					FROM layout}),
 			't|t|t',
-			"$name: the largest bigint is the last ID of the lifetime");
+			"$name: the largest ID of the layout is the last ID of the lifetime");
 		psql_fails_like(
 			$node,
 			"SELECT snowflake_max_id(timestamptz '$expect{lifetime_end}' + interval '1 ms')",
@@ -421,6 +425,23 @@ check_layout(
 	max_worker => 255,
 	max_sequence => 16383,
 	lifetime_end => '2080-02-05 15:47:35.551+00',
+	bounds_outside => 7);
+
+# d) IDs of 53 bits, exact as JavaScript numbers: 4 + 8 bits for the worker
+#    and sequence leave the default 41 timestamp bits.
+check_layout(
+	'id_bits_53',
+	{
+		'snowflake.id_bits' => 53,
+		'snowflake.worker_bits' => 4,
+		'snowflake.sequence_bits' => 8
+	},
+	worker_id => 9,
+	epoch => '2025-01-01 00:00:00+00',
+	timestamp_bits => 41,
+	max_worker => 15,
+	max_sequence => 255,
+	lifetime_end => '2094-09-07 15:47:35.551+00',
 	bounds_outside => 7);
 
 done_testing();

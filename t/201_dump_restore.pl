@@ -118,7 +118,7 @@ for my $db ('from_plain', 'from_custom')
 			SELECT (SELECT count(*) FROM accounts), (SELECT count(*) FROM events),
 			       (SELECT count(*) FROM event_tags), (SELECT count(*) FROM native),
 			       (SELECT count(*) FROM snowflake_migration_log)}),
-		'120|51|51|100|16',
+		'120|51|51|100|19',
 		"$db: every row is back");
 
 	$target->safe_psql(
@@ -168,6 +168,13 @@ for my $db ('from_plain', 'from_custom')
 			SELECT (SELECT last_value FROM accounts_id_seq), (SELECT last_value FROM events_id_seq)}),
 		'100|50',
 		"$db: the kept sequences are at their old positions");
+	is( $target->safe_psql(
+			$db, q{
+			SELECT obj_description('accounts_id_seq'::regclass, 'pg_class'),
+			       obj_description('events_id_seq'::regclass, 'pg_class')}),
+		'Unused since public.accounts.id moved to snowflake_nextval(); kept for its undo, drop it when not needed|'
+		  . 'Unused since public.events.id moved to snowflake_nextval(); kept for its undo, drop it when not needed',
+		"$db: ... with the comments that say why they are kept");
 	$target->safe_psql(
 		$db, q{
 		DO $$

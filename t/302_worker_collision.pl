@@ -1,7 +1,7 @@
 # Copyright (c) 2026, snowflake contributors
 
 # Two servers that share a worker id, caught by the registry before they
-# cost data.  Servers A and B replicate snowflake_workers to each other (each
+# cost data.  Servers A and B replicate snowflake.workers to each other (each
 # publishes it, each subscribes to the other; the guard trigger keeps the
 # mesh from looping).
 #
@@ -40,7 +40,7 @@ sub fleet_node
 	$node->safe_psql(
 		'postgres', q{
 		CREATE EXTENSION snowflake;
-		CREATE PUBLICATION registry FOR TABLE snowflake_workers;
+		CREATE PUBLICATION registry FOR TABLE snowflake.workers;
 	});
 	return $node;
 }
@@ -57,7 +57,7 @@ sub registry
 {
 	my ($node) = @_;
 	return $node->safe_psql('postgres',
-		"SELECT string_agg(worker_id || '=' || host, ',' ORDER BY worker_id) FROM snowflake_workers"
+		"SELECT string_agg(worker_id || '=' || host, ',' ORDER BY worker_id) FROM snowflake.workers"
 	);
 }
 
@@ -135,7 +135,7 @@ is(registry($node_b), '5=node-a', 'B registered nothing');
 #
 $err = psql_fails_like(
 	$node_b,
-	"UPDATE snowflake_workers SET system_identifier = $sys_b, host = 'node-b' WHERE worker_id = 5",
+	"UPDATE snowflake.workers SET system_identifier = $sys_b, host = 'node-b' WHERE worker_id = 5",
 	qr/ERROR:  snowflake worker id 5 is already registered by another server/,
 	'B: taking worker id 5 over by UPDATE');
 like(
@@ -146,9 +146,9 @@ like(
 my $log_a = -s $node_a->logfile;
 $node_b->safe_psql(
 	'postgres', qq{
-	ALTER TABLE snowflake_workers DISABLE TRIGGER snowflake_workers_guard;
-	UPDATE snowflake_workers SET system_identifier = $sys_b, host = 'node-b' WHERE worker_id = 5;
-	ALTER TABLE snowflake_workers ENABLE ALWAYS TRIGGER snowflake_workers_guard;
+	ALTER TABLE snowflake.workers DISABLE TRIGGER workers_guard;
+	UPDATE snowflake.workers SET system_identifier = $sys_b, host = 'node-b' WHERE worker_id = 5;
+	ALTER TABLE snowflake.workers ENABLE ALWAYS TRIGGER workers_guard;
 });
 $node_a->wait_for_log(
 	qr/DETAIL:  Worker id 5 belongs to database system $sys_a \(host "node-a"\) since .*; an update tried to give it to database system $sys_b \(host "node-b"\)\./,
@@ -159,7 +159,7 @@ $node_a->poll_query_until('postgres',
 is(registry($node_a), '5=node-a', 'A refused the replicated UPDATE and kept its row');
 like(
 	slurp_file($node_a->logfile, $log_a),
-	qr/during message type "UPDATE" for replication target relation "public\.snowflake_workers"/,
+	qr/during message type "UPDATE" for replication target relation "snowflake\.workers"/,
 	'... in its apply worker');
 
 # Undo it on B the same way, and let A skip the refused transaction; the
@@ -168,9 +168,9 @@ my ($update_lsn) = slurp_file($node_a->logfile, $log_a) =~ /finished at ([0-9A-F
 ok(defined $update_lsn, 'the log shows where the refused UPDATE ends');
 $node_b->safe_psql(
 	'postgres', qq{
-	ALTER TABLE snowflake_workers DISABLE TRIGGER snowflake_workers_guard;
-	UPDATE snowflake_workers SET system_identifier = $sys_a, host = 'node-a' WHERE worker_id = 5;
-	ALTER TABLE snowflake_workers ENABLE ALWAYS TRIGGER snowflake_workers_guard;
+	ALTER TABLE snowflake.workers DISABLE TRIGGER workers_guard;
+	UPDATE snowflake.workers SET system_identifier = $sys_a, host = 'node-a' WHERE worker_id = 5;
+	ALTER TABLE snowflake.workers ENABLE ALWAYS TRIGGER workers_guard;
 });
 $node_a->safe_psql('postgres', "ALTER SUBSCRIPTION reg_from_b SKIP (lsn = '$update_lsn')");
 $node_a->safe_psql('postgres', 'ALTER SUBSCRIPTION reg_from_b ENABLE');
@@ -178,7 +178,7 @@ $node_b->wait_for_catchup('reg_from_b');
 is(registry($node_a), '5=node-a', 'A\'s registry after the skip');
 is( $node_b->safe_psql(
 		'postgres',
-		"SELECT system_identifier FROM snowflake_workers WHERE worker_id = 5"),
+		"SELECT system_identifier FROM snowflake.workers WHERE worker_id = 5"),
 	$sys_a,
 	'B\'s registry is back in step');
 
@@ -200,7 +200,7 @@ SKIP:
 		my ($host) = @_;
 		return qq{
 		SELECT dblink_exec('$central_connstr',
-		    format('INSERT INTO snowflake_workers (worker_id, system_identifier, host) VALUES (%s, %s, %L)',
+		    format('INSERT INTO snowflake.workers (worker_id, system_identifier, host) VALUES (%s, %s, %L)',
 		           worker_id, system_identifier, '$host'))
 		  FROM snowflake_worker_identity()};
 	};
@@ -276,7 +276,7 @@ ok(defined $skip_lsn, 'race: the log shows where the failed transaction ends');
 set_worker_id($node_b, 7);
 $node_b->safe_psql(
 	'postgres', qq{
-	DELETE FROM snowflake_workers WHERE worker_id = 6 AND system_identifier = $sys_b;
+	DELETE FROM snowflake.workers WHERE worker_id = 6 AND system_identifier = $sys_b;
 	SELECT snowflake_register_worker('node-b');
 });
 $node_a->safe_psql('postgres', "ALTER SUBSCRIPTION reg_from_b SKIP (lsn = '$skip_lsn')");
@@ -308,9 +308,9 @@ IPC::Run::run(
 		'-p', $node_a->port, 'postgres'
 	],
 	'>', \$dump, '2>', \$dump_err);
-like($dump, qr/^COPY public\.snowflake_workers .*^5\t$sys_a\tnode-a\t/ms,
+like($dump, qr/^COPY snowflake\.workers .*^5\t$sys_a\tnode-a\t/ms,
 	'pg_dump keeps the registry rows');
-unlike($dump, qr/CREATE TABLE public\.snowflake_workers/,
+unlike($dump, qr/CREATE TABLE snowflake\.workers/,
 	'... but not the table, which CREATE EXTENSION makes');
 
 #

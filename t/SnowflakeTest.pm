@@ -30,6 +30,9 @@ use strict;
 use warnings FATAL => 'all';
 
 use Exporter 'import';
+use File::Find ();
+use File::Path ();
+use File::Copy ();
 use File::Spec;
 use File::Temp;
 use FindBin;
@@ -70,6 +73,9 @@ our @EXPORT = qw(
   read_mark_file
   issue_ids_across_marks
   clock_behind_restart_scenario
+  first_program
+  copy_tree
+  run_program
 );
 
 my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
@@ -741,6 +747,89 @@ sub issue_ids_across_marks
 		1000 * $steps . '|t',
 		$test_name);
 	return;
+}
+
+=back
+
+=head2 Client programs
+
+The client tests (t/21x) run real programs (node, python3, ruby) against a
+node.
+
+=over
+
+=item first_program(\@candidates, @arguments)
+
+The first of @candidates (undef entries are skipped) that runs with
+@arguments and exits with status 0, or undef if none does.  For example
+C<first_program([ $ENV{PYTHON}, 'python3' ], '-c', 'import django')>.
+
+=cut
+
+sub first_program
+{
+	my ($candidates, @arguments) = @_;
+
+	foreach my $candidate (grep { defined } @$candidates)
+	{
+		my ($ok) = run_program(undef, {}, $candidate, @arguments);
+		return $candidate if $ok;
+	}
+	return undef;
+}
+
+=item copy_tree($from, $to)
+
+Copy the files under directory $from into directory $to (created as
+needed), keeping the layout.
+
+=cut
+
+sub copy_tree
+{
+	my ($from, $to) = @_;
+
+	File::Find::find(
+		{
+			no_chdir => 1,
+			wanted => sub {
+				my $target = $to . substr($File::Find::name, length $from);
+				if (-d $File::Find::name)
+				{
+					File::Path::make_path($target);
+				}
+				else
+				{
+					File::Copy::copy($File::Find::name, $target)
+					  or die "could not copy $File::Find::name to $target: $!";
+				}
+			}
+		},
+		$from);
+	return;
+}
+
+=item run_program($dir, \%env, @command)
+
+Run @command in directory $dir (undef: the current one) with the
+environment variables of %env added, and a timeout.  Returns a list: true
+if it exited with status 0, its stdout, its stderr.
+
+=cut
+
+sub run_program
+{
+	my ($dir, $env, @command) = @_;
+	my ($out, $err) = ('', '');
+	local @ENV{ keys %$env } = values %$env;
+	my $ok = eval {
+		IPC::Run::run(
+			\@command, '>', \$out, '2>', \$err,
+			(defined $dir ? (init => sub { chdir $dir or die "could not enter $dir: $!" }) : ()),
+			IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	};
+	$err .= $@ if $@;
+	return ($ok, $out, $err);
 }
 
 =back

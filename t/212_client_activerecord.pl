@@ -1,0 +1,163 @@
+
+# Copyright (c) 2026, snowflake contributors
+
+# A real Active Record client, with whatever ruby-activerecord and ruby-pg
+# are installed: t/clients/activerecord/app.rb, copied to a temporary
+# directory, runs the migration (enable_extension, tables keyed by
+# snowflake_nextval()) through ActiveRecord::Tasks as `rails db:migrate`
+# does, dumps db/schema.rb as `db:schema:dump` does, and inserts through
+# the models.  Then the round trip every Rails CI makes (db:schema:load,
+# db:test:prepare): the dumped schema.rb is loaded into a fresh database,
+# where the keys must keep working.
+#
+# The round trip is why the extension keeps its worker-id registry in a
+# schema of its own: schema dumpers list every table of the schemas on the
+# search path, extension members too, and a schema.rb that re-creates the
+# registry with force: :cascade fails to load.  Active Record 7.1 and later
+# also dump `create_schema "snowflake"` before enable_extension, which the
+# extension must accept.  The workaround docs/clients.md gives for 1.2 and
+# earlier (SchemaDumper.ignore_tables) must keep working too.  The IDs are
+# compared in SQL.
+
+use strict;
+use warnings FATAL => 'all';
+
+use FindBin;
+use lib $FindBin::RealBin;
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use SnowflakeTest;
+use Test::More;
+
+# $RUBY, then Debian's, then the first on PATH.
+my $ruby = first_program([ $ENV{RUBY}, '/usr/bin/ruby', 'ruby' ],
+	'-e', 'require "active_record"; require "pg"');
+skip_all_unless(defined $ruby,
+	'needs ruby with active_record and pg (Debian: ruby-activerecord ruby-pg)');
+
+my $app = PostgreSQL::Test::Utils::tempdir('activerecord');
+copy_tree("$FindBin::RealBin/clients/activerecord", $app);
+
+my $node = snowflake_node('activerecord', worker_id => 1);
+$node->start;
+$node->safe_psql('postgres', 'CREATE DATABASE shop');
+my $started = $node->safe_psql('postgres', 'SELECT now()');
+
+my ($version) = (run_program(undef, {}, $ruby, '-e',
+		'require "active_record"; puts ActiveRecord.version'))[1] =~ /^(\S+)$/m;
+note "Active Record $version";
+
+# Run app.rb; return (ok, stdout, stderr).
+sub app
+{
+	my (@arguments) = @_;
+	return run_program(
+		$app,
+		{
+			PGHOST => $node->host,
+			PGPORT => $node->port,
+			PGUSER => $node->safe_psql('postgres', 'SELECT current_user')
+		},
+		$ruby, 'app.rb', @arguments);
+}
+
+# Check what app.rb printed for database $db: every ID it read back is the
+# row's ID in the database, and every lookup by it found that row.
+sub check_inserts
+{
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+	my ($db, $out, $test_name) = @_;
+	my @returned = map { my @f = split / /; "('$f[0]', '$f[2]', $f[1])" }
+	  $out =~ /^((?:customer|order) \d+ [\w-]+)$/mg;
+	my @lookups = map { my @f = split / /; "('$f[0]', '$f[1]')" }
+	  $out =~ /^lookup ([\w-]+ [\w-]+)$/mg;
+
+	is(scalar @returned, 20, "$test_name: 10 customers and 10 orders read back");
+	return unless @returned;
+	is( $node->safe_psql(
+			$db, qq{
+			CREATE TEMP TABLE returned (tbl text, note text, got bigint);
+			INSERT INTO returned VALUES @{[ join(', ', @returned) ]};
+			CREATE TEMP TABLE lookups (note text, found text);
+			INSERT INTO lookups VALUES @{[ join(', ', @lookups) ]};
+			CREATE TEMP VIEW made AS
+			    SELECT 'customer' AS tbl, id, name AS note FROM customers
+			    UNION ALL SELECT 'order', id, note FROM orders;
+			SELECT (SELECT count(*) FROM returned r JOIN made m USING (tbl, note) WHERE r.got = m.id),
+			       (SELECT count(*) FROM lookups WHERE found = note),
+			       (SELECT count(DISTINCT id) FROM made),
+			       (SELECT bool_and((snowflake_parse(id)).worker_id = 1
+			                        AND snowflake_to_timestamptz(id)
+			                            BETWEEN date_trunc('milliseconds', '$started'::timestamptz) AND now())
+			          FROM made),
+			       (SELECT count(*) FROM orders o JOIN customers c ON c.id = o.customer_id
+			         WHERE substring(o.note from '\\d+\$') = substring(c.name from '\\d+\$'))}),
+		'20|20|20|t|10',
+		"$test_name: every ID exact, found again by lookup, from worker 1, made now; orders reference their customers"
+	);
+	return;
+}
+
+# Migrate, dump, insert.
+my ($ok, $out, $err) = app('migrate', 'shop');
+ok($ok, 'db:migrate, db:schema:dump and inserts succeed') or diag($err);
+check_inserts('shop', $out, 'after the migration');
+is( $node->safe_psql(
+		'shop', q{
+		SELECT string_agg(format('%s.%s %s %s', c.relname, a.attname,
+		                         format_type(a.atttypid, a.atttypmod),
+		                         coalesce(pg_get_expr(d.adbin, d.adrelid), 'no default')),
+		                  ', ' ORDER BY c.relname, a.attname)
+		  FROM pg_attribute a
+		  JOIN pg_class c ON c.oid = a.attrelid
+		  LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+		 WHERE c.relname IN ('customers', 'orders') AND a.attname IN ('id', 'customer_id')}),
+	'customers.id bigint snowflake_nextval(), orders.customer_id bigint no default, '
+	  . 'orders.id bigint snowflake_nextval()',
+	'the migration made bigint keys defaulting to snowflake_nextval()');
+
+my $schema_rb = slurp_file("$app/db/schema.rb");
+like($schema_rb, qr/^\s*enable_extension "snowflake"$/m, 'schema.rb enables the extension');
+like(
+	$schema_rb,
+	qr/^\s*create_table "customers", id: :bigint, default: -> \{ "snowflake_nextval\(\)" \}/m,
+	'schema.rb keeps the key\'s default');
+
+# Is the extension's registry table where the dumper looks?
+my $registry_visible = $node->safe_psql(
+	'shop', q{
+	SELECT count(*) > 0
+	  FROM pg_depend d
+	  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'snowflake'
+	  JOIN pg_class c ON c.oid = d.objid AND d.classid = 'pg_class'::regclass
+	 WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+	   AND c.relkind IN ('r', 'p')
+	   AND c.relnamespace IN (SELECT oid FROM pg_namespace
+	                           WHERE nspname = ANY (current_schemas(false)))}) eq 't';
+ok(!$registry_visible, 'the extension has no table on the search path');
+unlike($schema_rb, qr/snowflake_workers|create_table "workers"/,
+	'schema.rb does not list the extension\'s registry');
+note 'schema.rb creates the schema snowflake'
+  if $schema_rb =~ /^\s*create_schema "snowflake"$/m;
+
+# db:schema:load into a fresh database.
+$node->safe_psql('postgres', 'CREATE DATABASE shop_loaded');
+($ok, $out, $err) = app('load', 'shop_loaded');
+ok($ok, 'db:schema:load into a fresh database succeeds') or diag($err);
+check_inserts('shop_loaded', $out, 'after db:schema:load');
+
+# The workaround docs/clients.md gives for extension 1.2 and earlier,
+# whose registry was on the search path: leave it out of the dump.
+($ok, $out, $err) = app('dump', 'shop', '--ignore-registry');
+ok($ok, 'db:schema:dump with SchemaDumper.ignore_tables succeeds') or diag($err);
+unlike(slurp_file("$app/db/schema.rb"), qr/snowflake_workers/,
+	'with ignore_tables, schema.rb does not list the registry');
+$node->safe_psql('postgres', 'CREATE DATABASE shop_workaround');
+($ok, $out, $err) = app('load', 'shop_workaround');
+ok($ok, 'with ignore_tables, db:schema:load into a fresh database succeeds') or diag($err);
+check_inserts('shop_workaround', $out, 'after db:schema:load of the schema.rb dumped with ignore_tables');
+
+$node->stop;
+done_testing();
