@@ -23,6 +23,7 @@ use warnings FATAL => 'all';
 use FindBin;
 use lib $FindBin::RealBin;
 
+use POSIX ();
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
@@ -146,7 +147,10 @@ pass('ALTER SYSTEM: 5 worker bits leave 40 timestamp bits and are accepted');
 my $end = $node->safe_psql('postgres',
 	'SELECT extract(epoch FROM lifetime_end) FROM snowflake_stats');
 $node->stop;
-start_with_fake_clock($node, sprintf('%+d', $end - Time::HiRes::time() - 10));
+# a whole number of seconds (libfaketime's offset), rounded down, so that
+# the lifetime ends 9 to 10 s after the server's clock when it starts
+start_with_fake_clock($node,
+	sprintf('%+d', POSIX::floor($end - Time::HiRes::time()) - 9));
 is( $node->safe_psql(
 		'postgres',
 		q{SELECT lifetime_end - clock_timestamp() BETWEEN '5 s' AND '10 s' FROM snowflake_stats}),
