@@ -188,6 +188,67 @@ SELECT s, count(*) AS ids, min(snowflake_to_timestamptz(id)) AS first,
        max(snowflake_to_timestamptz(id)) AS last
   FROM hour_after_start GROUP BY s ORDER BY s;
 DROP VIEW hour_after_start;
+
+-- a stable sub-select is not copied into both bounds either: each copy would
+-- run on its own, and a LIMIT without ORDER BY could take the bounds from
+-- different rows.  The same as above follows: uncorrelated, it becomes one
+-- initplan that the index condition uses; correlated, the operator filters.
+-- So does a sub-select on the ID side.  plan_shape() prints EXPLAIN (COSTS
+-- OFF) the same on every major, as PostgreSQL 17 prints it: 15 and 16 write
+-- an initplan's result "$0" (and "InitPlan 1 (returns $0)") where 17 writes
+-- "(InitPlan 1).col1", 18 adds "Disabled: true" under nodes an enable_*
+-- setting discourages, and 19 names plans "InitPlan expr_1", "SubPlan expr_1"
+CREATE FUNCTION pg_temp.plan_shape(query text) RETURNS TABLE ("QUERY PLAN" text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    lines text[] := '{}';
+    line text;
+    initplan text[];
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
+        CONTINUE WHEN line ~ '^\s*Disabled: true$';
+        lines := lines || regexp_replace(line, '(InitPlan|SubPlan) expr_(\d+)', '\1 \2', 'g');
+    END LOOP;
+    FOR initplan IN
+        SELECT regexp_matches(array_to_string(lines, E'\n'), 'InitPlan (\d+) \(returns \$(\d+)\)', 'g')
+    LOOP
+        lines := ARRAY(
+            SELECT regexp_replace(
+                       replace(l, format('InitPlan %s (returns $%s)', initplan[1], initplan[2]),
+                               'InitPlan ' || initplan[1]),
+                       '\$' || initplan[2] || '(?!\d)',
+                       format('(InitPlan %s).col1', initplan[1]), 'g')
+              FROM unnest(lines) WITH ORDINALITY AS u(l, n) ORDER BY n);
+    END LOOP;
+    RETURN QUERY SELECT l FROM unnest(lines) WITH ORDINALITY AS u(l, n) ORDER BY n;
+END $$;
+CREATE TEMP TABLE lengths (len interval);
+INSERT INTO lengths VALUES ('1 hour'), ('2 hours');
+-- uncorrelated
+SELECT * FROM pg_temp.plan_shape($q$
+SELECT * FROM events
+ WHERE id <@ (SELECT tstzrange(min(s), min(s) + interval '1 hour') FROM starts)
+$q$);
+SELECT count(*) FROM events
+ WHERE id <@ (SELECT tstzrange(min(s), min(s) + interval '1 hour') FROM starts);
+-- correlated
+CREATE TEMP VIEW after_start AS
+SELECT s, id FROM starts JOIN events
+    ON id <@ (SELECT tstzrange(s, s + len) FROM lengths LIMIT 1);
+-- (its conditions only: majors join the two tables in different orders)
+SELECT * FROM pg_temp.plan_shape('SELECT * FROM after_start')
+ WHERE "QUERY PLAN" ~ '(Cond|Filter):';
+SELECT s, count(*) AS ids FROM after_start GROUP BY s ORDER BY s;
+DROP VIEW after_start;
+-- on the ID side
+SELECT * FROM pg_temp.plan_shape($q$
+SELECT s FROM starts
+ WHERE (SELECT id FROM probe WHERE label = 'first ID at t1') <@ tstzrange(s, s + interval '28 days')
+$q$);
+SELECT s FROM starts
+ WHERE (SELECT id FROM probe WHERE label = 'first ID at t1') <@ tstzrange(s, s + interval '28 days')
+ ORDER BY s;
+DROP TABLE lengths;
 DROP TABLE starts;
 
 RESET enable_seqscan;
