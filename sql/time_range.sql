@@ -216,6 +216,39 @@ SELECT s, count(*) AS ids, min(snowflake_to_timestamptz(id)) AS first,
        max(snowflake_to_timestamptz(id)) AS last
   FROM hour_after_start GROUP BY s ORDER BY s;
 DROP VIEW hour_after_start;
+
+-- a stable sub-select is not copied into both bounds either: each copy would
+-- run on its own, and a LIMIT without ORDER BY could take the bounds from
+-- different rows.  The same as above follows: uncorrelated, it becomes one
+-- initplan that the index condition uses; correlated, the operator filters.
+-- So does a sub-select on the ID side.
+CREATE TEMP TABLE lengths (len interval);
+INSERT INTO lengths VALUES ('1 hour'), ('2 hours');
+-- uncorrelated
+SELECT * FROM explain_plan($q$
+SELECT * FROM events
+ WHERE id <@ (SELECT tstzrange(min(s), min(s) + interval '1 hour') FROM starts)
+$q$);
+SELECT count(*) FROM events
+ WHERE id <@ (SELECT tstzrange(min(s), min(s) + interval '1 hour') FROM starts);
+-- correlated
+CREATE TEMP VIEW after_start AS
+SELECT s, id FROM starts JOIN events
+    ON id <@ (SELECT tstzrange(s, s + len) FROM lengths LIMIT 1);
+-- (its conditions only: majors join the two tables in different orders)
+SELECT * FROM explain_plan('SELECT * FROM after_start')
+ WHERE "QUERY PLAN" ~ '(Cond|Filter):';
+SELECT s, count(*) AS ids FROM after_start GROUP BY s ORDER BY s;
+DROP VIEW after_start;
+-- on the ID side
+SELECT * FROM explain_plan($q$
+SELECT s FROM starts
+ WHERE (SELECT id FROM probe WHERE label = 'first ID at t1') <@ tstzrange(s, s + interval '28 days')
+$q$);
+SELECT s FROM starts
+ WHERE (SELECT id FROM probe WHERE label = 'first ID at t1') <@ tstzrange(s, s + interval '28 days')
+ ORDER BY s;
+DROP TABLE lengths;
 DROP TABLE starts;
 
 RESET enable_seqscan;

@@ -35,6 +35,7 @@ use File::Path ();
 use File::Copy ();
 use File::Spec;
 use File::Temp;
+use FindBin;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -55,6 +56,10 @@ our @EXPORT = qw(
   restart_with_fake_clock
   server_clock_offset
   clock_offset_ok
+  start_with_mark_stall
+  stall_set
+  stall_release
+  stall_wait
   start_pgbench
   finish_pgbench
   run_pgbench
@@ -392,6 +397,92 @@ sub clock_offset_ok
 	my $offset = server_clock_offset($node);
 	ok(abs($offset - $expected) < 5,
 		"$test_name (offset $offset s, expected $expected s)");
+	return;
+}
+
+=back
+
+=head2 Stalling the mark write
+
+F<t/mark_stall.c> is a tiny LD_PRELOAD shim, built here with the system C
+compiler and preloaded into the server only, that holds a process inside a
+window while a control file exists: "rename" stalls a mark write between
+writing the new mark file and renaming it into place; "copy" stalls a base
+backup just after it opened F<snowflake.mark> to copy it.  "rename.fail"
+makes the next such rename fail with EIO, "rename.exit" ends the process
+there as a FATAL error would.  See the shim's header.
+
+=over
+
+=item start_with_mark_stall($node)
+
+Build the shim (once per test run) and start the node with it preloaded.
+Returns the directory that holds the control files.
+
+=cut
+
+my $mark_stall_lib;
+
+sub start_with_mark_stall
+{
+	my ($node) = @_;
+	my $dir = PostgreSQL::Test::Utils::tempdir;
+
+	if (!defined $mark_stall_lib)
+	{
+		my $src = File::Spec->catfile($FindBin::RealBin, 'mark_stall.c');
+		$mark_stall_lib = PostgreSQL::Test::Utils::tempdir . '/mark_stall.so';
+		PostgreSQL::Test::Utils::system_or_bail($ENV{CC} // 'cc', '-shared',
+			'-fPIC', '-o', $mark_stall_lib, $src, '-ldl');
+	}
+	local $ENV{LD_PRELOAD}          = $mark_stall_lib;
+	local $ENV{SNOWFLAKE_STALL_DIR} = $dir;
+	$node->start;
+	return $dir;
+}
+
+=item stall_set($dir, $name)
+
+=item stall_release($dir, $name)
+
+Create (remove) control file $name: from then on, the shim holds (lets go
+of) every process that reaches that window.
+
+=item stall_wait($dir, $name)
+
+Wait until a process is held in window $name.  Dies after the default
+timeout.
+
+=cut
+
+sub stall_set
+{
+	my ($dir, $name) = @_;
+
+	open my $fh, '>', "$dir/$name" or die "could not create $dir/$name: $!";
+	close $fh or die "could not close $dir/$name: $!";
+	return;
+}
+
+sub stall_release
+{
+	my ($dir, $name) = @_;
+
+	unlink "$dir/$name" or die "could not remove $dir/$name: $!";
+	return;
+}
+
+sub stall_wait
+{
+	my ($dir, $name) = @_;
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+
+	until (-e "$dir/$name.stalled")
+	{
+		die "timed out waiting for a process to stall at \"$name\""
+		  if time() > $deadline;
+		Time::HiRes::sleep(0.05);
+	}
 	return;
 }
 
