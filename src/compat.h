@@ -3,12 +3,12 @@
  * compat.h
  *	  The one place that hides differences between PostgreSQL versions.
  *
- * Built and tested here against PostgreSQL 15 only (Debian 12).  The notes
- * and shims for 16, 17 and 18 come from reading those versions' headers;
- * scripts/check-compat.sh compiles the sources against the 17 and 18
- * headers (from Debian trixie and sid), which checks that they compile, not
- * that they work.  Treat this file as the first place to look when a build
- * on another version fails.
+ * Built with -Werror and tested on PostgreSQL 15, 17, 18 and 19 by
+ * scripts/test.sh: 15 on Debian 12, the others in Debian roots of trixie,
+ * sid and sid + experimental, each with its suite's own compiler.  16 is
+ * packaged by no Debian suite the tests can reach: its notes below come
+ * from reading its headers.  Treat this file as the first place to look
+ * when a build on another version fails.
  *
  * Why not 13 or 14
  * ----------------
@@ -36,6 +36,8 @@
  *						richer one where it exists.
  *	PG_WAIT_EXTENSION	still defined in 17 and 18 (utils/wait_classes.h in
  *						18, included through pgstat.h).
+ *	VARDATA_ANY			varatt.h from 16 on, included below (19 stopped
+ *						bringing it in through other headers).
  *	shmem_request_hook, MarkGUCPrefixReserved, lnext(list, cell),
  *	tm2timestamp, timestamp2tm, pg_tzset, ParseConfigFile,
  *	ConditionVariableSleep, PG_ENSURE_ERROR_CLEANUP, WaitLatch, the RmgrData
@@ -47,6 +49,15 @@
 #define SNOWFLAKE_COMPAT_H
 
 #include "fmgr.h"
+
+/*
+ * VARDATA_ANY and the other varlena macros: in postgres.h up to 15, in
+ * varatt.h from 16 on, which other server headers brought in up to 18 but
+ * no longer do in 19.
+ */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
 
 #if PG_VERSION_NUM < 150000
 #error "snowflake needs PostgreSQL 15 or later (custom WAL resource managers carry its failover guarantee)"

@@ -568,9 +568,13 @@ snowflake_timestamptz_to_timestamp(const SnowflakeLayout *layout,
 /*
  * Crockford's base32: the digits, then the letters without I, L, O and U.
  * The alphabet is in ASCII order, so fixed-width encodings sort like the
- * numbers they encode (in the C collation).
+ * numbers they encode (in the C collation).  Sized by the string, NUL
+ * included: a [32] array would drop the NUL, which GCC 15 warns about.
  */
-static const char crockford_digits[32] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+static const char crockford_digits[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+StaticAssertDecl(sizeof(crockford_digits) == 32 + 1,
+				 "crockford_digits holds 32 digits");
 
 /*
  * Each accepted character's value plus one; 0 marks a character that is not

@@ -68,6 +68,7 @@
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
+#include "compat.h"
 #include "snowflake.h"
 
 PG_FUNCTION_INFO_V1(snowflake_to_timestamptz);

@@ -45,6 +45,8 @@ use Time::HiRes ();
 our @EXPORT = qw(
   skip_all_unless
   skip_unless
+  need_package
+  pg_major
   snowflake_node
   set_snowflake_conf
   reload_snowflake_conf
@@ -78,7 +80,11 @@ our @EXPORT = qw(
   run_program
 );
 
-my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+# libfaketime lives in the directory of this system's multiarch triplet
+# (x86_64-linux-gnu, aarch64-linux-gnu, ...).
+my $multiarch = `dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null` // '';
+chomp $multiarch;
+my $libfaketime = "/usr/lib/$multiarch/faketime/libfaketime.so.1";
 
 =head2 Missing dependencies
 
@@ -126,6 +132,59 @@ sub skip_unless
 	fail("$reason, and SNOWFLAKE_REQUIRE_ALL is set: these tests must not be skipped")
 	  if $ENV{SNOWFLAKE_REQUIRE_ALL};
 	skip $reason, $count;
+}
+
+=item need_package($package, $ok, $reason)
+
+For a test that needs a Debian package that is not packaged for every
+major (an add-on such as postgresql-NN-pglogical): unless $ok, skip the
+whole test if $package is one that Debian does not package for the major
+under test, and otherwise behave as C<skip_all_unless>, so that under
+SNOWFLAKE_REQUIRE_ALL the test fails.  Which packages Debian lacks for
+which major is written down once, in NOT_PACKAGED_<major> in
+scripts/lib.sh; scripts/test.sh passes that major's list in
+SNOWFLAKE_NOT_PACKAGED (space-separated) and lists in its summary the
+tests skipped this way.  In $package, C<@PG@> stands for the major.  The
+package itself goes into TEST_PACKAGES in scripts/lib.sh.  Example:
+
+  need_package('postgresql-@PG@-pglogical',
+	-e "$pkglibdir/pglogical.so", 'pglogical is not installed');
+
+=cut
+
+sub need_package
+{
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+	my ($package, $ok, $reason) = @_;
+	my $major = pg_major();
+	my %not_packaged =
+	  map { $_ => 1 } split ' ', ($ENV{SNOWFLAKE_NOT_PACKAGED} // '');
+
+	$package =~ s/\@PG\@/$major/g;
+	return if $ok;
+	plan skip_all =>
+	  "Debian does not package $package for PostgreSQL $major (NOT_PACKAGED_$major in scripts/lib.sh)"
+	  if $not_packaged{$package};
+	skip_all_unless(0, "$reason ($package)");
+	return;
+}
+
+=item pg_major()
+
+The major version of the PostgreSQL under test (the pg_config in PATH,
+which C<make installcheck> puts first).
+
+=cut
+
+sub pg_major
+{
+	my $version = `pg_config --version`;
+
+	die "pg_config --version failed" if $? != 0;
+	$version =~ /^PostgreSQL (\d+)/
+	  or die "cannot read the major from pg_config --version: $version";
+	return $1;
 }
 
 =back
