@@ -35,8 +35,13 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # Two more pg_regress runs, each in an instance of its own: the library
-# preloaded without a worker id, and not preloaded at all.
+# preloaded without a worker id, and not preloaded at all.  They go with
+# the other pg_regress tests: `make installcheck REGRESS=` leaves them out
+# too (scripts/test.sh runs pg_regress, isolation and TAP tests one after
+# the other that way, so that a failure in one does not stop the others).
+ifneq ($(REGRESS),)
 installcheck: installcheck-unconfigured installcheck-nopreload
+endif
 
 installcheck-unconfigured: submake
 	$(pg_regress_installcheck) --temp-config=$(srcdir)/sql/unconfigured.conf \

@@ -1,10 +1,12 @@
 # bench/chart.gp - the chart of bench/run.sh: four panels from the .dat
-# files it writes into the directory "dir" (gnuplot -e "dir='...'").
+# files it writes into the directory "dir"; "version" names the server,
+# "nselect" and "ninsert" count the competitors of the two pgbench panels
+# (gnuplot -e "dir='...'; version='PostgreSQL 18.1'; nselect=6; ninsert=4").
 set terminal pngcairo size 1400,1050 font "DejaVu Sans,10" noenhanced
 set output dir . '/chart.png'
 set datafile separator "\t"
 set key autotitle columnhead
-set multiplot layout 2,2 title "snowflake_nextval() side by side (PostgreSQL 15, one run, medians)" font ",13"
+set multiplot layout 2,2 title "snowflake_nextval() side by side (" . version . ", one run, medians)" font ",13"
 
 set style data histogram
 set style fill solid 0.8 border -1
@@ -35,9 +37,9 @@ set yrange [0:*]
 set key bottom right font ",9" box opaque
 
 set title "pgbench -M prepared: SELECT f()"
-plot for [i=2:6] dir . '/select.dat' using 1:i linewidth 2 pointtype 7
+plot for [i=2:nselect+1] dir . '/select.dat' using 1:i linewidth 2 pointtype 7
 
 set title "pgbench: single-row INSERT into the loaded table"
-plot for [i=2:4] dir . '/insert.dat' using 1:i linewidth 2 pointtype 7
+plot for [i=2:ninsert+1] dir . '/insert.dat' using 1:i linewidth 2 pointtype 7
 
 unset multiplot

@@ -5,6 +5,8 @@
 
 -- the layout's ceiling: 2^sequence_bits IDs per millisecond
 SELECT (1000 * 2 ^ sequence_bits)::bigint AS ceiling FROM snowflake_stats \gset
+-- whether PostgreSQL 18's uuidv7() was measured too
+SELECT EXISTS (SELECT FROM med WHERE name = 'DEFAULT uuidv7()') AS has_uuidv7 \gset
 
 -- one median
 CREATE FUNCTION pg_temp.v(s text, nm text, c int, mt text) RETURNS float8
@@ -110,6 +112,10 @@ SELECT pg_temp.ratio_row('insert', 'DEFAULT snowflake_nextval()', 'bigserial',
                          'snowflake / bigserial');
 SELECT pg_temp.ratio_row('insert', 'DEFAULT snowflake_nextval()', 'DEFAULT gen_random_uuid()',
                          'snowflake / gen_random_uuid()');
+\if :has_uuidv7
+SELECT pg_temp.ratio_row('insert', 'DEFAULT snowflake_nextval()', 'DEFAULT uuidv7()',
+                         'snowflake / uuidv7()');
+\endif
 \echo
 SELECT format('Run-to-run spread: %s.', pg_temp.spread('insert'));
 \echo

@@ -2,18 +2,26 @@
 # bench/run.sh - snowflake_nextval() side by side with what users would use
 # instead (sequences, gen_random_uuid()), in one throwaway cluster, in one run.
 #
-# usage: bash bench/run.sh
+# usage: bash bench/run.sh [--pg MAJOR]
+#
+#   --pg MAJOR   benchmark that PostgreSQL major (default: the host's, 15 on
+#                Debian 12); a major the host does not package runs in the
+#                same Debian root as scripts/test.sh (scripts/roots.sh):
+#                the cluster runs inside the root, the report lands in
+#                BENCH_OUT on the host
 #
 # Installs what is missing (Debian packages, through sudo when not root),
 # builds and installs the extension, starts its own cluster (as the postgres
 # user when run as root), and measures:
 #   1. bulk generation in one statement, SELECT count(f()) FROM
 #      generate_series(1, N), for snowflake_nextval(), nextval() without and
-#      with a cache, gen_random_uuid() and clock_timestamp() (the floor of a
-#      function call), and the batch form snowflake_nextval(N);
+#      with a cache, gen_random_uuid(), uuidv7() (PostgreSQL 18 and later)
+#      and clock_timestamp() (the floor of a function call), and the batch
+#      form snowflake_nextval(N);
 #   2. pgbench -M prepared running SELECT f() at 1, 2, 4 and 8 clients;
 #   3. pgbench single-row INSERTs into tables whose primary key defaults to
-#      snowflake_nextval(), bigserial and gen_random_uuid(), at the same client
+#      snowflake_nextval(), bigserial, gen_random_uuid() and (18 and later)
+#      uuidv7(), at the same client
 #      counts; INSERT ... SELECT of a million rows into each; table and index
 #      sizes;
 #   4. bursts above the layout's ceiling (2^sequence_bits IDs per ms);
@@ -29,9 +37,50 @@
 # BENCH_SECONDS (5) per pgbench run; BENCH_CLIENTS ("1 2 4 8");
 # BENCH_INSERT_ROWS (1000000); BENCH_BURST (10000000) IDs per burst;
 # BENCH_CALLGRIND_N (100000) calls counted by callgrind; BENCH_OUT (bench/out).
+# Internal: --here runs on this system (the host, or inside a root).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
+
+major=
+here=
+while [ $# -gt 0 ]; do
+	case $1 in
+		--pg) [ $# -ge 2 ] || die "usage: bench/run.sh [--pg MAJOR]"; major=$2; shift 2 ;;
+		--here) here=1; shift ;;
+		*) die "usage: bench/run.sh [--pg MAJOR]" ;;
+	esac
+done
+if [ -z "$here" ]; then
+	host=$(host_major) || exit 1
+	major=${major:-$host}
+fi
+[ -n "${PG_SUITE[$major]:-}" ] || die "PostgreSQL $major is not one of ${PG_MAJORS[*]}"
+
+# A major the host does not package: run this script in its root, with the
+# same settings, and copy the report out.
+if [ -z "$here" ] && [ "$major" != "$host" ]; then
+	# shellcheck source=scripts/roots.sh
+	. "$REPO/scripts/roots.sh"
+	ensure_root "$major" || exit 1
+	root_sync_tree "$major"
+	dir=$(root_dir "$major")
+	as_root rm -rf "$dir/build/bench-out"
+	settings=()
+	for v in BENCH_N BENCH_REPS BENCH_SECONDS BENCH_CLIENTS BENCH_INSERT_ROWS BENCH_BURST \
+		BENCH_CALLGRIND_N; do
+		[ -z "${!v:-}" ] || settings+=("$v=${!v}")
+	done
+	root_run "$major" "${settings[@]}" BENCH_OUT=/build/bench-out \
+		bash /build/snowflake/bench/run.sh --here --pg "$major"
+	out=${BENCH_OUT:-$REPO/bench/out}
+	mkdir -p "$out"
+	cp "$dir"/build/bench-out/* "$out/"
+	say "Copied the report of PostgreSQL $major to $out"
+	exit 0
+fi
+use_major "$major"
+load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)	# the machine is shared: say how busy it was
 
 N=${BENCH_N:-2000000}
 REPS=${BENCH_REPS:-3}
@@ -44,7 +93,8 @@ OUT=${BENCH_OUT:-$REPO/bench/out}
 PORT=5440
 unset PGHOST PGPORT PGUSER PGDATABASE PGOPTIONS PGSERVICE
 
-install_packages "${BENCH_PACKAGES[@]}"
+# shellcheck disable=SC2046 # one word per package
+install_packages $(packages_for "$PG_MAJOR" "${BENCH_PACKAGES[@]}")
 build_and_install
 
 enter_workdir bench
@@ -73,6 +123,8 @@ psql_bench() {
 as_pg "$PG_BINDIR/createdb" -h "$WORK" -p "$PORT" bench
 # (through stdin: as root, the postgres user may not be able to read $REPO)
 psql_bench -f - <"$REPO/bench/setup.sql"
+# PostgreSQL 18's own uuidv7() joins the competitors where the server has it.
+has_uuidv7() { [ "$(psql_bench -c "SELECT to_regprocedure('uuidv7()') IS NOT NULL")" = t ]; }
 
 # record SECTION ORD NAME CLIENTS REP METRIC VALUE
 record() {
@@ -126,7 +178,6 @@ bulk_names=(
 	"nextval(), no cache"
 	"nextval(), CACHE 100"
 	"gen_random_uuid()"
-	"clock_timestamp() (floor)"
 )
 bulk_sql=(
 	"SELECT count(snowflake_nextval()) FROM generate_series(1, $N)"
@@ -135,8 +186,13 @@ bulk_sql=(
 	"SELECT count(nextval('seq_nocache')) FROM generate_series(1, $N)"
 	"SELECT count(nextval('seq_cache100')) FROM generate_series(1, $N)"
 	"SELECT count(gen_random_uuid()) FROM generate_series(1, $N)"
-	"SELECT count(clock_timestamp()) FROM generate_series(1, $N)"
 )
+if has_uuidv7; then
+	bulk_names+=("uuidv7()")
+	bulk_sql+=("SELECT count(uuidv7()) FROM generate_series(1, $N)")
+fi
+bulk_names+=("clock_timestamp() (floor)")
+bulk_sql+=("SELECT count(clock_timestamp()) FROM generate_series(1, $N)")
 for rep in $(seq "$REPS"); do
 	for i in $(turns ${#bulk_names[@]} "$rep"); do
 		psql_bench -c "SELECT settle()" >/dev/null
@@ -148,10 +204,15 @@ done
 
 say "2. pgbench -M prepared, SELECT f(), $SECS s per run, $REPS times"
 select_names=("snowflake_nextval()" "nextval(), no cache" "nextval(), CACHE 100"
-	"gen_random_uuid()" "clock_timestamp() (floor)")
+	"gen_random_uuid()")
 select_sql=("SELECT snowflake_nextval();" "SELECT nextval('seq_nocache');"
-	"SELECT nextval('seq_cache100');" "SELECT gen_random_uuid();"
-	"SELECT clock_timestamp();")
+	"SELECT nextval('seq_cache100');" "SELECT gen_random_uuid();")
+if has_uuidv7; then
+	select_names+=("uuidv7()")
+	select_sql+=("SELECT uuidv7();")
+fi
+select_names+=("clock_timestamp() (floor)")
+select_sql+=("SELECT clock_timestamp();")
 pgbench_section select select_names select_sql
 
 # Bulk loads first, each into an empty table; the last one stays, so the
@@ -161,6 +222,10 @@ pgbench_section select select_names select_sql
 say "3. Inserts: INSERT ... SELECT of $INSERT_ROWS rows, then pgbench single-row INSERTs on top, $SECS s per run, $REPS times"
 tables=(ins_snowflake ins_bigserial ins_uuid)
 table_names=("DEFAULT snowflake_nextval()" "bigserial" "DEFAULT gen_random_uuid()")
+if has_uuidv7; then
+	tables+=(ins_uuidv7)
+	table_names+=("DEFAULT uuidv7()")
+fi
 for rep in $(seq "$REPS"); do
 	for i in $(turns ${#tables[@]} "$rep"); do
 		psql_bench -c "TRUNCATE ${tables[$i]}" -c "CHECKPOINT" -c "SELECT settle()" >/dev/null
@@ -243,8 +308,11 @@ cg_runs=(
 	"nextval(), no cache|SELECT count(nextval('seq_nocache')) FROM generate_series(1, $CG_N)|nextval_oid"
 	"nextval(), CACHE 100|SELECT count(nextval('seq_cache100')) FROM generate_series(1, $CG_N)|nextval_oid"
 	"gen_random_uuid()|SELECT count(gen_random_uuid()) FROM generate_series(1, $CG_N)|gen_random_uuid"
-	"clock_timestamp() (floor)|SELECT count(clock_timestamp()) FROM generate_series(1, $CG_N)|clock_timestamp"
 )
+if has_uuidv7; then
+	cg_runs+=("uuidv7()|SELECT count(uuidv7()) FROM generate_series(1, $CG_N)|uuidv7")
+fi
+cg_runs+=("clock_timestamp() (floor)|SELECT count(clock_timestamp()) FROM generate_series(1, $CG_N)|clock_timestamp")
 # inclusive FUNCTION CALLGRIND_OUT: the instructions spent in FUNCTION and
 # everything it called (awk reads to the end: an early exit would kill the
 # writer with SIGPIPE, which pipefail reports)
@@ -281,9 +349,10 @@ mkdir -p "$OUT"
 {
 	echo "# snowflake benchmark"
 	echo
-	echo "Run $(date -u '+%Y-%m-%d %H:%M UTC') by \`bash bench/run.sh\` on $(nproc) cores" \
+	echo "Run $(date -u '+%Y-%m-%d %H:%M UTC') by \`bash bench/run.sh --pg $PG_MAJOR\` on $(nproc) cores" \
 		"($(lscpu | sed -n 's/^Model name: *//p' | head -n 1)), $(free -g | awk '/^Mem:/ {print $2}') GiB RAM," \
 		"Linux $(uname -r), $("$PG_BINDIR/postgres" --version | sed 's/^postgres (PostgreSQL) /PostgreSQL /')."
+	echo "Load average (1, 5, 15 min) when the run started: $load_at_start."
 	echo "Settings: N = $N, $REPS repetitions (median shown), pgbench runs of $SECS s, clients $CLIENTS;" \
 		"shared_buffers = 512MB, synchronous_commit = off, fsync on, autovacuum off."
 	echo
@@ -312,6 +381,7 @@ tsv() { local IFS=$'\t'; echo "$*"; }
 	psql_bench -F $'\t' -c "SELECT clients, string_agg(value::text, E'\t' ORDER BY ord) FROM med
 		WHERE section = 'insert' GROUP BY clients ORDER BY clients"
 } >"$OUT/insert.dat"
-gnuplot -e "dir='$OUT'" "$REPO/bench/chart.gp"
+gnuplot -e "dir='$OUT'; version='$("$PG_CONFIG" --version | sed 's/ (.*//')'; nselect=${#select_names[@]}; ninsert=${#table_names[@]}" \
+	"$REPO/bench/chart.gp"
 rm -f "$OUT"/*.dat
 say "Wrote $OUT/report.md, $OUT/raw.csv and $OUT/chart.png"

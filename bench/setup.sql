@@ -3,7 +3,8 @@
 
 CREATE EXTENSION snowflake;
 
--- The competitors.  gen_random_uuid() and clock_timestamp() are built in.
+-- The competitors.  gen_random_uuid(), uuidv7() (18 and later) and
+-- clock_timestamp() are built in.
 CREATE SEQUENCE seq_nocache;				-- CACHE 1, the default
 CREATE SEQUENCE seq_cache100 CACHE 100;
 
@@ -11,6 +12,11 @@ CREATE SEQUENCE seq_cache100 CACHE 100;
 CREATE TABLE ins_snowflake (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), v int);
 CREATE TABLE ins_bigserial (id bigserial PRIMARY KEY, v int);
 CREATE TABLE ins_uuid (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), v int);
+-- PostgreSQL 18 and later: the same with its own uuidv7().
+SELECT to_regprocedure('uuidv7()') IS NOT NULL AS has_uuidv7 \gset
+\if :has_uuidv7
+CREATE TABLE ins_uuidv7 (id uuid PRIMARY KEY DEFAULT uuidv7(), v int);
+\endif
 
 -- One row per measurement.  ord orders the competitors within a section.
 CREATE TABLE results (

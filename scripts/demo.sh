@@ -16,7 +16,10 @@ ROWS=1000	# rows each session inserts, one INSERT statement at a time
 PORT=5439
 unset PGHOST PGPORT PGUSER PGDATABASE PGOPTIONS PGSERVICE
 
-install_packages "${DEMO_PACKAGES[@]}"
+major=$(host_major) || exit 1
+use_major "$major"
+# shellcheck disable=SC2046 # one word per package
+install_packages $(packages_for "$PG_MAJOR" "${DEMO_PACKAGES[@]}")
 build_and_install
 
 enter_workdir demo

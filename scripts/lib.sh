@@ -1,27 +1,80 @@
-# scripts/lib.sh - helpers shared by demo.sh and test.sh (source it, do not run it).
-# shellcheck shell=bash
+# scripts/lib.sh - helpers shared by demo.sh, test.sh, build-deb.sh and
+# bench/run.sh (source it, do not run it).
+# The lists below are used by the scripts that source this file.
+# shellcheck shell=bash disable=SC2034
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PG_MAJOR=15
-PG_BINDIR=/usr/lib/postgresql/$PG_MAJOR/bin
-PG_CONFIG=$PG_BINDIR/pg_config
 
-# Debian packages: what the demo needs, then what the whole test suite adds.
-DEMO_PACKAGES=("postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR" build-essential)
-# shellcheck disable=SC2034 # used by test.sh
+# The PostgreSQL majors the test suite covers, each with the Debian suite
+# that packages it.  The major of the host's own suite is tested on the host;
+# every other one in a root of its suite that scripts/roots.sh builds.
+# "experimental" stands for sid with the PostgreSQL packages from
+# experimental (it holds little else).  16 is packaged by no Debian suite
+# we can reach; 13 and 14 are refused by src/compat.h.
+PG_MAJORS=(15 17 18 19)
+declare -A PG_SUITE=([15]=bookworm [17]=trixie [18]=sid [19]=experimental)
+
+# Debian packages, written with @PG@ for the PostgreSQL major: expand them
+# with packages_for.  What the demo needs:
+DEMO_PACKAGES=(postgresql-@PG@ postgresql-server-dev-@PG@ build-essential)
+# what the whole test suite needs, on every major (add yours here):
 TEST_PACKAGES=("${DEMO_PACKAGES[@]}" libipc-run-perl faketime rsync
-	python3-psycopg2 python3-sqlalchemy gnuplot-nox "postgresql-$PG_MAJOR-partman"
-	"postgresql-$PG_MAJOR-pglogical" "postgresql-$PG_MAJOR-auto-failover")
+	python3-psycopg2 python3-sqlalchemy postgresql-@PG@-partman)
+# what building and testing the Debian package adds (build-deb.sh, test-deb.sh):
+DEB_PACKAGES=(debhelper postgresql-server-dev-all dpkg-dev autopkgtest)
+# and what the benchmark adds (bench/run.sh): gnuplot for the chart,
+# valgrind for instruction counts.
+BENCH_PACKAGES=("${DEMO_PACKAGES[@]}" rsync gnuplot-nox valgrind)
 
-# What the benchmark adds (bench/run.sh): gnuplot for the chart, valgrind
-# for instruction counts.
-# shellcheck disable=SC2034 # used by bench/run.sh
-BENCH_PACKAGES=("${DEMO_PACKAGES[@]}" gnuplot-nox valgrind)
+# Test packages that Debian does not package for a major: NOT_PACKAGED_<major>
+# lists them (with @PG@ or the major written out).  packages_for leaves them
+# out, test.sh checks that the suite really has no such package (so the list
+# cannot go stale) and passes the list to the tests in SNOWFLAKE_NOT_PACKAGED;
+# a TAP test that needs one of them calls need_package (t/SnowflakeTest.pm),
+# which skips the test on those majors, with a message the summary repeats,
+# and fails it on every other major where the package is missing.  Example:
+#   NOT_PACKAGED_19=(postgresql-@PG@-pglogical)
+NOT_PACKAGED_15=()
+NOT_PACKAGED_17=()
+NOT_PACKAGED_18=()
+NOT_PACKAGED_19=(postgresql-@PG@-partman)
 
-# What building the Debian package adds (scripts/build-deb.sh).
-# shellcheck disable=SC2034 # used by build-deb.sh
-DEB_PACKAGES=(debhelper postgresql-server-dev-all "postgresql-server-dev-$PG_MAJOR"
-	dpkg-dev build-essential rsync)
+# not_packaged MAJOR: the test packages Debian does not package for MAJOR,
+# one a line.
+not_packaged() {
+	local -n list=NOT_PACKAGED_$1
+	local pkg
+	for pkg in "${list[@]}"; do echo "${pkg//@PG@/$1}"; done
+}
+
+# packages_for MAJOR TEMPLATE...: the package names for MAJOR, one a line,
+# without those NOT_PACKAGED_<MAJOR> lists.
+packages_for() {
+	local major=$1 pkg skip
+	skip=" $(not_packaged "$major" | tr '\n' ' ') "
+	shift
+	for pkg in "$@"; do
+		pkg=${pkg//@PG@/$major}
+		[[ $skip == *" $pkg "* ]] || echo "$pkg"
+	done
+}
+
+# host_major: the major that the host's Debian suite packages.
+host_major() {
+	local codename major
+	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+	for major in "${PG_MAJORS[@]}"; do
+		[ "${PG_SUITE[$major]}" = "$codename" ] && { echo "$major"; return 0; }
+	done
+	die "this machine runs Debian '${codename:-unknown}'; the scripts know the suites ${PG_SUITE[*]} (PG_SUITE in scripts/lib.sh)"
+}
+
+# use_major MAJOR: point PG_MAJOR, PG_BINDIR and PG_CONFIG at that major.
+use_major() {
+	PG_MAJOR=$1
+	PG_BINDIR=/usr/lib/postgresql/$PG_MAJOR/bin
+	PG_CONFIG=$PG_BINDIR/pg_config
+}
 
 export DEBIAN_FRONTEND=noninteractive
 
@@ -63,6 +116,21 @@ build_and_install() {
 	make -C "$REPO" -s PG_CONFIG="$PG_CONFIG" PG_CFLAGS="${PG_CFLAGS:-}"
 	say "Installing it into $("$PG_CONFIG" --pkglibdir) (make install)"
 	as_root make -C "$REPO" -s PG_CONFIG="$PG_CONFIG" install
+}
+
+# copy_tree SRC DEST [RSYNC OPTION...]: copy the source tree SRC to DEST
+# without .git and the leftovers of earlier builds and test runs (a stale
+# src/*.o would be found through VPATH by pg_buildext's build, for one).
+copy_tree() {
+	local src=$1 dest=$2
+	shift 2
+	rsync -a "$@" --exclude .git --exclude '/tmp_check*' --exclude '/output_*' \
+		--exclude /results --exclude /log --exclude '/regression.*' --exclude /bench/out \
+		--exclude '*.o' --exclude '*.so' --exclude '*.bc' --exclude '/build-*' \
+		--exclude '/debian/postgresql-*' --exclude '/debian/.debhelper' \
+		--exclude '/debian/files' --exclude '/debian/*.substvars' \
+		--exclude '/debian/debhelper-build-stamp' \
+		"$src/" "$dest/"
 }
 
 # PostgreSQL refuses to run as root: as root we run servers and tests as the

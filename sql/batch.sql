@@ -23,12 +23,16 @@ SELECT (SELECT min(id) FROM bulk WHERE n = 2) > (SELECT max(id) FROM bulk WHERE 
        AS second_batch_above_first;
 DROP TABLE bulk;
 
--- edge cases: none, NULL (STRICT), negative
+-- edge cases: none (no rows, but the checks of any call), NULL (STRICT),
+-- negative
 SELECT count(*) FROM snowflake_nextval(0);
 SELECT count(*) FROM snowflake_nextval(NULL);
 SELECT * FROM snowflake_nextval(-1);
 
--- refused like single calls
+-- refused like single calls, for no IDs too
 BEGIN READ ONLY;
 SELECT * FROM snowflake_nextval(3);
+ROLLBACK;
+BEGIN READ ONLY;
+SELECT * FROM snowflake_nextval(0);
 ROLLBACK;

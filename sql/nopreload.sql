@@ -8,6 +8,7 @@ CREATE EXTENSION snowflake;
 \set SHOW_CONTEXT never
 SELECT snowflake_nextval();
 SELECT * FROM snowflake_nextval(3);
+SELECT * FROM snowflake_nextval(0);
 SELECT snowflake_currval();
 SELECT snowflake_parse(1);
 SELECT 1 AS still_connected;

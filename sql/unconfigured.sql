@@ -6,6 +6,7 @@ CREATE EXTENSION snowflake;
 SET TimeZone = 'UTC';
 SHOW snowflake.worker_id;
 SELECT snowflake_nextval();
+SELECT * FROM snowflake_nextval(0);
 SELECT snowflake_currval();
 SELECT * FROM snowflake_parse(4194304);
 SELECT worker_id IS NULL AS worker_unset, ids_issued, last_id, mark_id FROM snowflake_stats;

@@ -3,12 +3,12 @@
  * compat.h
  *	  The one place that hides differences between PostgreSQL versions.
  *
- * Built and tested here against PostgreSQL 15 only (Debian 12).  The notes
- * and shims for 16, 17 and 18 come from reading those versions' headers;
- * scripts/check-compat.sh compiles the sources against the 17 and 18
- * headers (from Debian trixie and sid), which checks that they compile, not
- * that they work.  Treat this file as the first place to look when a build
- * on another version fails.
+ * Built with -Werror and tested on PostgreSQL 15, 17, 18 and 19 by
+ * scripts/test.sh: 15 on Debian 12, the others in Debian roots of trixie,
+ * sid and sid + experimental, each with its suite's own compiler.  16 is
+ * packaged by no Debian suite the tests can reach: its notes below come
+ * from reading its headers.  Treat this file as the first place to look
+ * when a build on another version fails.
  *
  * Why not 13 or 14
  * ----------------
@@ -24,12 +24,6 @@
  *
  * What the sources use, version by version
  * ----------------------------------------
- *	DecodeDateTime		16 added a DateTimeErrorExtra * argument, unchanged
- *						in 17 and 18, that must not be NULL:
- *						compat_DecodeDateTime below.
- *	DecodeSpecial		takes "char *" in 15 and "const char *" in later
- *						sources; layout.c passes a "char *", which converts
- *						to either.
  *	XLogRegisterData	takes "char *" in 15 and 16 and "const void *" in
  *						18; mark.c passes a "char *", which converts to
  *						either.
@@ -46,8 +40,11 @@
  *						QueryCompletion is the same in 15 to 19 (read in
  *						the 17, 18 and 19rc1 headers), as are DiscardStmt
  *						and DiscardMode: no shim.
+ *	VARDATA_ANY			varatt.h from 16 on, included below (19 stopped
+ *						bringing it in through other headers).
  *	shmem_request_hook, MarkGUCPrefixReserved, lnext(list, cell),
- *	ParseDateTime, tm2timestamp, WaitLatch, durable_rename, the RmgrData
+ *	tm2timestamp, timestamp2tm, pg_tzset, ParseConfigFile,
+ *	ConditionVariableSleep, PG_ENSURE_ERROR_CLEANUP, WaitLatch, the RmgrData
  *	fields we fill in: unchanged from 15 to 18.
  *
  *-------------------------------------------------------------------------
@@ -56,29 +53,19 @@
 #define SNOWFLAKE_COMPAT_H
 
 #include "fmgr.h"
-#include "utils/datetime.h"
+
+/*
+ * VARDATA_ANY and the other varlena macros: in postgres.h up to 15, in
+ * varatt.h from 16 on, which other server headers brought in up to 18 but
+ * no longer do in 19.
+ */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
 
 #if PG_VERSION_NUM < 150000
 #error "snowflake needs PostgreSQL 15 or later (custom WAL resource managers carry its failover guarantee)"
 #endif
-
-/*
- * PostgreSQL 16 added a DateTimeErrorExtra argument to DecodeDateTime, which
- * it writes to on some errors (an unknown time zone name), so it must point
- * somewhere; we report our own message and ignore what it holds.
- */
-static inline int
-compat_DecodeDateTime(char **field, int *ftype, int nf, int *dtype,
-					  struct pg_tm *tm, fsec_t *fsec, int *tzp)
-{
-#if PG_VERSION_NUM >= 160000
-	DateTimeErrorExtra extra;
-
-	return DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp, &extra);
-#else
-	return DecodeDateTime(field, ftype, nf, dtype, tm, fsec, tzp);
-#endif
-}
 
 /*
  * The module's magic block, written "SNOWFLAKE_MODULE_MAGIC;" in place of

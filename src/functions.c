@@ -56,7 +56,8 @@ typedef struct BatchState
 /*
  * snowflake_nextval(n): n IDs, reserved on the first call under one
  * acquisition of the generator's lock (more only where snowflake.max_drift
- * cuts the run short), then returned one row at a time.
+ * cuts the run short), then returned one row at a time.  n = 0 returns no
+ * rows, but refuses wherever a call for IDs would.
  */
 Datum
 snowflake_nextval_batch(PG_FUNCTION_ARGS)
@@ -81,12 +82,14 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 		funcctx = SRF_FIRSTCALL_INIT();
 		oldcontext = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
 		batch = palloc0(sizeof(BatchState));
-		while (n > 0)
+		/* n = 0 too takes a step: the same checks, and no IDs */
+		do
 		{
 			block = palloc(sizeof(SnowflakeBlock));
 			n -= snowflake_reserve(n, block);
-			batch->blocks = lappend(batch->blocks, block);
-		}
+			if (block->count > 0)
+				batch->blocks = lappend(batch->blocks, block);
+		} while (n > 0);
 		batch->current = list_head(batch->blocks);
 		funcctx->user_fctx = batch;
 		MemoryContextSwitchTo(oldcontext);

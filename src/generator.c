@@ -5,20 +5,34 @@
  *
  * Locking protocol
  * ----------------
- * One struct in shared memory holds the generator's state.  Two LWLocks of
- * the named tranche "snowflake" guard it:
+ * One struct in shared memory holds the generator's state, guarded by one
+ * LWLock of the named tranche "snowflake":
  *
- *	lock		protects every field of the state.  snowflake_reserve() takes
- *				it exclusively, reads the wall clock, runs generator_step()
- *				and releases it.  generator_step() is plain arithmetic: no
- *				I/O, no elog, no allocation, so the lock is held for a few
- *				dozen nanoseconds.
- *	mark_lock	serializes the writers of a new persisted mark (mark.c).  It
- *				is held across the durable writes, but never together with
- *				"lock" except for the short update at the end.
+ *	lock		protects every field of the state but mark_cv.
+ *				snowflake_reserve() takes it exclusively, reads the wall
+ *				clock, runs generator_step() and releases it.
+ *				generator_step() is plain arithmetic: no I/O, no elog, no
+ *				allocation, so the lock is held for a few dozen nanoseconds.
  *
  * Everything that can throw or sleep (errors, log lines, waiting for the
  * clock, writing the mark) happens with "lock" released.
+ *
+ * Writing a new mark (mark.c) takes a few milliseconds of fsyncs and a WAL
+ * flush, and seconds when storage stalls, so no lock is held across it.
+ * ensure_mark() is the one place that decides who writes and who waits:
+ * under "lock", a backend that needs a mark above mark_id either finds
+ * mark_writing clear, sets it and becomes the writer, or finds it set and
+ * sleeps on the condition variable mark_cv, then looks again.  That sleep is
+ * interruptible: a cancel or statement_timeout ends it with the usual
+ * error.  The writer (write_mark()) makes the mark durable, then, under
+ * "lock", raises mark_id, clears mark_writing and wakes every sleeper.  It
+ * also clears the flag and wakes them when it leaves any other way: an
+ * ERROR from the write, or the backend exiting in the middle of it (FATAL,
+ * proc_exit), through PG_ENSURE_ERROR_CLEANUP, whose callback runs in both
+ * cases.  A backend that dies without running it (killed, or a PANIC on a
+ * failed fsync) makes the postmaster reinitialize shared memory, and the
+ * flag with it.  After a failed write a sleeper becomes the next writer and
+ * tries again, so no one waits for a write that nobody makes.
  *
  * Invariants, and why they hold
  * -----------------------------
@@ -31,8 +45,8 @@
  * IDs at once and moves last_id to the run's end); last_id is updated before the lock
  * is released.  Hence IDs strictly increase in the order callers take the
  * lock and no two callers get the same one.  An ID above mark_id is never
- * handed out: the caller first makes a new mark durable (WAL and the mark
- * file, see mark.c), then retries.  After a restart or crash, and on a
+ * handed out: the caller first makes a new mark durable (the mark file,
+ * then WAL; see mark.c), then retries.  After a restart or crash, and on a
  * standby replaying WAL, last_id and mark_id are raised to the persisted
  * mark, so the first new ID lies above everything issued before.  Comparing
  * in ID space keeps this true even if the layout or epoch were changed.
@@ -53,6 +67,8 @@
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/condition_variable.h"
+#include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
@@ -78,8 +94,9 @@
 /* The generator's state, in shared memory. */
 typedef struct SnowflakeState
 {
-	LWLock	   *lock;			/* protects every field below */
-	LWLock	   *mark_lock;		/* serializes writers of a new mark */
+	LWLock	   *lock;			/* protects every field below but mark_cv */
+	ConditionVariable mark_cv;	/* broadcast when a mark write ends */
+	bool		mark_writing;	/* a backend is writing a new mark */
 	int64		last_id;		/* the last ID issued (or floor), -1 if none */
 	int64		mark_id;		/* the durable mark, -1 if none */
 	bool		mark_unreadable;	/* the mark file could not be read */
@@ -124,7 +141,8 @@ snowflake_shmem_init(void)
 
 		memset(state, 0, sizeof(SnowflakeState));
 		state->lock = &locks[0].lock;
-		state->mark_lock = &locks[1].lock;
+		ConditionVariableInit(&state->mark_cv);
+		state->mark_writing = false;
 		state->mark_unreadable = !snowflake_read_mark_file(&mark);
 		state->last_id = mark;
 		state->mark_id = mark;
@@ -155,14 +173,15 @@ snowflake_raise_mark(int64 mark_id)
 
 /*
  * One step of the generator, with the lock held and "now" read under it:
- * reserve up to n consecutive IDs.
+ * reserve up to n (>= 0) consecutive IDs.
  *
  * IDs are handed out in "positions" (timestamp << sequence_bits | sequence),
  * so a block of IDs is a range of positions and reserving one costs the same
  * arithmetic whatever its size.  A block stops early where it would pass
  * max_drift or the layout's lifetime.
  *
- * On STEP_ISSUED, *block holds the reserved range (at least one ID).  On
+ * On STEP_ISSUED, *block holds the reserved range (at least one ID, none
+ * when n is 0: that call only runs the checks of the others).  On
  * STEP_NEED_MARK, *id is the block's last ID, which passes the durable mark.
  * On STEP_TOO_FAR_AHEAD, *excess is how many ms the clock must advance
  * before a retry can succeed.  *stepped_back is how far the clock went back
@@ -229,6 +248,14 @@ generator_step(const SnowflakeLayout *layout, int64 worker, int64 now,
 	}
 	if (ts > layout->max_timestamp)
 		return STEP_LIFETIME_ENDED;
+
+	/* a call for no IDs has passed every check: it reserves nothing */
+	if (n == 0)
+	{
+		block->first = (ts << seq_bits) | seq;
+		block->count = 0;
+		return STEP_ISSUED;
+	}
 
 	/* where it ends: n positions on, unless the drift or lifetime ends first */
 	limit_ts = Min(now + max_drift, layout->max_timestamp);
@@ -325,36 +352,87 @@ refuse(SnowflakeStep step, const SnowflakeLayout *layout, int64 drift)
 }
 
 /*
- * Make a mark durable that covers "id" and the window after it, unless
- * another backend already did while we waited for mark_lock.
+ * The cleanup of a mark write that did not finish: clear the flag and wake
+ * the backends waiting for it, one of which then writes the mark.  Run on an
+ * ERROR from the write, or when the backend exits in the middle of it.
  */
 static void
-advance_mark(const SnowflakeLayout *layout, int64 id)
+end_mark_write(int code, Datum arg)
+{
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	state->mark_writing = false;
+	LWLockRelease(state->lock);
+	ConditionVariableBroadcast(&state->mark_cv);
+}
+
+/*
+ * Write a mark that covers "id" and the window after it, as the one writer
+ * ensure_mark() chose, then publish it.
+ */
+static void
+write_mark(const SnowflakeLayout *layout, int64 id)
 {
 	int			shift = layout->worker_bits + layout->sequence_bits;
 	int64		mark_ts = Min((id >> shift) + MARK_WINDOW_MS, layout->max_timestamp);
 	int64		mark = snowflake_compose(layout, mark_ts, layout->max_worker,
 										 layout->max_sequence);
-	bool		needed;
 
-	LWLockAcquire(state->mark_lock, LW_EXCLUSIVE);
-
-	LWLockAcquire(state->lock, LW_SHARED);
-	needed = state->mark_id < id;
-	LWLockRelease(state->lock);
-
-	if (needed)
+	PG_ENSURE_ERROR_CLEANUP(end_mark_write, (Datum) 0);
 	{
 		snowflake_persist_mark(mark);
-
-		LWLockAcquire(state->lock, LW_EXCLUSIVE);
-		if (mark > state->mark_id)
-			state->mark_id = mark;
-		state->stats.marks_written++;
-		LWLockRelease(state->lock);
 	}
+	PG_END_ENSURE_ERROR_CLEANUP(end_mark_write, (Datum) 0);
 
-	LWLockRelease(state->mark_lock);
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	if (mark > state->mark_id)
+		state->mark_id = mark;
+	state->stats.marks_written++;
+	state->mark_writing = false;
+	LWLockRelease(state->lock);
+	ConditionVariableBroadcast(&state->mark_cv);
+}
+
+/* What a backend that needs a mark above mark_id does next. */
+typedef enum MarkTurn
+{
+	MARK_COVERED,				/* the durable mark covers the ID by now */
+	MARK_WRITE,					/* no write in progress: write one */
+	MARK_WAIT					/* another backend is writing one: wait */
+} MarkTurn;
+
+/*
+ * Return once a durable mark covers "id": the one place that decides who
+ * writes a new mark and who waits for another backend's write (see the
+ * locking protocol above).  The wait can be cancelled.
+ */
+static void
+ensure_mark(const SnowflakeLayout *layout, int64 id)
+{
+	MarkTurn	turn;
+
+	for (;;)
+	{
+		LWLockAcquire(state->lock, LW_EXCLUSIVE);
+		if (state->mark_id >= id)
+			turn = MARK_COVERED;
+		else if (state->mark_writing)
+			turn = MARK_WAIT;
+		else
+		{
+			state->mark_writing = true;
+			turn = MARK_WRITE;
+		}
+		LWLockRelease(state->lock);
+
+		if (turn != MARK_WAIT)
+			break;
+		/* the first call only prepares to sleep, and we look again */
+		ConditionVariableSleep(&state->mark_cv, PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+
+	if (turn == MARK_WRITE)
+		write_mark(layout, id);
 }
 
 /* Count a call that waited for the clock since wait_started. */
@@ -384,12 +462,13 @@ wait_for_clock(int64 ms)
 }
 
 /*
- * Reserve up to n (>= 1) IDs under one acquisition of the lock, waiting for
- * the clock if the clock rules say so; returns how many *block holds (fewer
+ * Reserve up to n IDs under one acquisition of the lock, waiting for the
+ * clock if the clock rules say so; returns how many *block holds (fewer
  * than n only where max_drift or the lifetime cut the block short, in which
  * case the caller asks again for the rest).  Raises an error if the settings
  * are unusable, the server is a standby or the transaction read-only, or
- * the clock is too far behind even after waiting snowflake.max_wait.
+ * the clock is too far behind even after waiting snowflake.max_wait.  For
+ * n = 0 it reserves nothing, after the same checks (and waits) as for n = 1.
  */
 int64
 snowflake_reserve(int64 n, SnowflakeBlock *block)
@@ -400,7 +479,7 @@ snowflake_reserve(int64 n, SnowflakeBlock *block)
 	bool		slept = false;
 
 	Assert(state != NULL);
-	Assert(n >= 1);
+	Assert(n >= 0);
 
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -440,7 +519,7 @@ snowflake_reserve(int64 n, SnowflakeBlock *block)
 				return block->count;
 
 			case STEP_NEED_MARK:
-				advance_mark(layout, id);
+				ensure_mark(layout, id);
 				break;
 
 			case STEP_TOO_FAR_AHEAD:

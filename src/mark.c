@@ -1,25 +1,62 @@
 /*-------------------------------------------------------------------------
  *
  * mark.c
- *	  The persisted high-water mark: a WAL resource manager and a file.
+ *	  The persisted high-water mark: a file and a WAL resource manager.
  *
  * Shared memory is empty after a restart or a crash, and a generator that
  * then trusted only the clock could repeat IDs whenever the clock is behind
  * the last ID issued.  So, like a sequence that logs values ahead, the
  * generator never hands out an ID above the durable "mark" (an ID such that
  * every ID issued is <= it); crossing it first makes a new mark, about a
- * second ahead, durable in two places:
+ * second ahead, durable in two places, in this order (snowflake_persist_mark):
  *
- *	WAL		a record of our own resource manager, flushed before the ID is
- *			handed out.  It travels to physical standbys and into archives,
- *			so a promoted standby or a point-in-time recovery resumes above
- *			every mark it replayed.
- *	file	SNOWFLAKE_MARK_FILE in the data directory, written to a temporary
- *			file, fsynced and renamed into place.  WAL alone is not enough:
- *			recovery starts at the last checkpoint, so a mark logged before
- *			it would be skipped.  The file is read when shared memory is set
- *			up; redo of a mark record that raises the mark also writes
- *			it, so a standby that restarts keeps what it replayed.
+ *	file	SNOWFLAKE_MARK_FILE in the data directory: written to a temporary
+ *			file, fsynced, renamed into place, and the directory fsynced.  It
+ *			is read when shared memory is set up.
+ *	WAL		then a record of our own resource manager, flushed.  It travels
+ *			to physical standbys, archives and base backups; its redo raises
+ *			the mark in shared memory and, if that raised it, rewrites the
+ *			file, so a standby that restarts keeps what it replayed.
+ *
+ * No ID under the new mark is handed out before both are done.
+ *
+ * Why both, and why the file first
+ * --------------------------------
+ * A server that starts from a copy of the data directory and replays WAL
+ * from a checkpoint's redo pointer R (crash recovery; a base backup, which
+ * copies the files after its checkpoint; a standby; a point-in-time
+ * recovery) must resume above every ID its data can hold.  Each such ID was
+ * handed out under a mark whose record has some LSN L, after that record was
+ * flushed, and so after the mark's file was durable.  Either
+ *
+ *	L < R	the record was inserted before the checkpoint chose R, so the
+ *			file holding the mark was durable before that checkpoint began,
+ *			and before any copy that starts from it.  The file is replaced
+ *			by rename, which is atomic, and never by a mark below one that
+ *			IDs were handed out under (one writer at a time writes a mark
+ *			above the mark in shared memory, and redo only raises it), so
+ *			whoever reads it later (the startup after a crash, the backup's
+ *			copy) finds that mark or a higher one.
+ *	L >= R	the record is in the WAL that is replayed: crash recovery
+ *			replays all of it, and a backup or point-in-time recovery that
+ *			holds the ID in a table replayed the commit of the transaction
+ *			that stored it, which follows the record in WAL.  Redo raises
+ *			the mark.
+ *
+ * WAL alone would miss marks logged before R, and the file alone would not
+ * reach standbys and archives.  The other order, WAL then file, breaks the
+ * first case: a checkpoint that falls between the two puts R after the
+ * record while a copy taken after it still finds the old file.
+ *
+ * A file ahead of WAL is harmless: if the server stops, or the write fails,
+ * after the rename but before the record is flushed, the file holds a mark
+ * no ID was handed out under, and the generator merely resumes further
+ * above.  Standbys and archives never see that mark, and need not: the
+ * primary issued nothing under it.
+ *
+ * A standby writes the file in redo, before replay moves on, so a
+ * restartpoint (the standby's checkpoint) covers the marks replayed before
+ * it the same way, and so does a base backup taken from a standby.
  *
  * The resource manager id is SNOWFLAKE_RMGR_ID.  Every server that replays
  * our WAL (the primary after a crash, standbys, PITR restores) must preload
@@ -158,12 +195,9 @@ snowflake_read_mark_file(int64 *mark_id)
 	return ok;
 }
 
-/*
- * Make a new mark durable in WAL and in the mark file.  Called with the
- * generator's mark_lock held and its main lock released.
- */
-void
-snowflake_persist_mark(int64 mark_id)
+/* Insert the WAL record of a new mark and flush it. */
+static void
+log_mark(int64 mark_id)
 {
 	xl_snowflake_mark xlrec;
 	XLogRecPtr	lsn;
@@ -173,8 +207,20 @@ snowflake_persist_mark(int64 mark_id)
 	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
 	lsn = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_MARK);
 	XLogFlush(lsn);
+}
 
+/*
+ * Make a new mark durable: the file first, then the WAL record (see the
+ * header for why in this order).  Returns only when both are durable;
+ * raises an error otherwise, and then no ID may be handed out under the
+ * mark.  Called by the one backend the generator lets write a mark, with no
+ * lock held.
+ */
+void
+snowflake_persist_mark(int64 mark_id)
+{
 	write_mark_file(mark_id, ERROR);
+	log_mark(mark_id);
 }
 
 static void
@@ -187,14 +233,19 @@ snowflake_redo(XLogReaderState *record)
 		elog(PANIC, "snowflake_redo: unknown op code %u", info);
 
 	/*
-	 * The file holds the mark in shared memory (it is read at startup, and
-	 * every raise rewrites it), so a record at or below that mark has nothing
-	 * to add; rewriting the file then could only lower it.  If the file could
-	 * not be read at startup, the mark in memory is -1 and replay rewrites the
-	 * file with what it finds: every mark reaches WAL before the file, so the
-	 * last record replayed is the last mark made since the redo point (if
-	 * there was none, the file is left as it was).  Generation still refuses
-	 * until the next restart reads the file again.
+	 * The file holds at least the mark in shared memory (it is read at
+	 * startup, every raise rewrites it, and it may be ahead of WAL), so a
+	 * record at or below that mark has nothing to add; rewriting the file
+	 * then could only lower it.
+	 *
+	 * If the file could not be read at startup, the mark in memory is -1 and
+	 * replay rewrites the file with each higher mark it finds.  Marks are
+	 * made in increasing order, and no ID is handed out before its mark's
+	 * record is flushed, so the last record replayed covers every ID the
+	 * replayed WAL can hold; a higher mark the unreadable file may have held
+	 * covered no ID.  If no record is replayed, the file is left as it was.
+	 * Either way generation refuses until the next restart reads the file
+	 * again.
 	 */
 	xlrec = (xl_snowflake_mark *) XLogRecGetData(record);
 	if (snowflake_raise_mark(xlrec->mark_id))

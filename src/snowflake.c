@@ -21,7 +21,8 @@
  * generate.  For snowflake.epoch the default would silently shift every ID,
  * so the check hooks accept any value while the server starts and the
  * problem is reported each time an ID is requested (see layout.c); later,
- * ALTER SYSTEM is refused values that cannot work (see the check hooks).
+ * ALTER SYSTEM is refused values that would leave the next server start
+ * with a layout that cannot work (see the check hooks).
  *
  *-------------------------------------------------------------------------
  */
@@ -69,12 +70,31 @@ void		_PG_init(void);
  * asked for (layout.c), and generation refuses with an error naming the
  * settings.
  *
- * Afterwards (ALTER SYSTEM, or a reload of an edited postgresql.conf) each
- * value is also checked against the other settings in force, so that a
- * combination that cannot work is refused before it reaches the file.
- * Changing two settings that depend on each other may therefore need a
- * particular order, which the detail message names.
+ * Afterwards (ALTER SYSTEM, a reload, the pg_file_settings view) a value of
+ * worker_id, id_bits, worker_bits, sequence_bits or epoch is checked as part
+ * of the layout the next server start would read: the value itself, and for
+ * each of the other four its last value in the configuration files
+ * (postgresql.conf with its includes, then postgresql.auto.conf, which
+ * holds what earlier ALTER SYSTEM commands wrote but a restart has not yet
+ * put in force), or its running value where no file sets it or the file's
+ * value is not valid.  Checking against the running values alone would
+ * accept two changes that are each fine but not together.  The layout must
+ * leave SNOWFLAKE_MIN_TIMESTAMP_BITS timestamp bits, hold the worker id in
+ * its worker bits, and, when its epoch parses, not be past its lifetime;
+ * the epoch itself must parse and not lie in the future.  Changing two
+ * settings that depend on each other may therefore need a particular
+ * order, which the hint names.  ALTER SYSTEM RESET calls no check hook.
  */
+
+/* The settings that make up the layout, as one server start would read them. */
+typedef struct LayoutSettings
+{
+	int			worker_id;
+	int			id_bits;
+	int			worker_bits;
+	int			sequence_bits;
+	char	   *epoch;
+} LayoutSettings;
 
 /* The timestamp width these ID, worker and sequence widths leave. */
 static int
@@ -83,28 +103,105 @@ timestamp_bits(int id_bits, int worker_bits, int sequence_bits)
 	return id_bits - worker_bits - sequence_bits;
 }
 
-static bool
-check_layout_bits(int id_bits, int worker_bits, int sequence_bits)
+/* Take "value" for *setting if it is an integer within [min, max]. */
+static void
+take_int_setting(const char *value, int min, int max, int *setting)
 {
-	int			bits = timestamp_bits(id_bits, worker_bits, sequence_bits);
+	int			result;
+
+	if (parse_int(value, &result, 0, NULL) && result >= min && result <= max)
+		*setting = result;
+}
+
+/*
+ * The layout settings the next server start would read (see above).  The
+ * files are parsed quietly: if they cannot be, the running values are used.
+ */
+static void
+read_pending_layout(LayoutSettings *layout)
+{
+	ConfigVariable *head = NULL;
+	ConfigVariable *tail = NULL;
+	ConfigVariable *item;
+
+	layout->worker_id = snowflake_worker_id;
+	layout->id_bits = snowflake_id_bits;
+	layout->worker_bits = snowflake_worker_bits;
+	layout->sequence_bits = snowflake_sequence_bits;
+	layout->epoch = pstrdup(snowflake_epoch);
+
+	if (ConfigFileName == NULL ||
+		!ParseConfigFile(ConfigFileName, false, NULL, 0, 0, DEBUG3,
+						 &head, &tail) ||
+		!ParseConfigFile(PG_AUTOCONF_FILENAME, false, NULL, 0, 0, DEBUG3,
+						 &head, &tail))
+	{
+		FreeConfigVariables(head);
+		return;
+	}
+
+	for (item = head; item != NULL; item = item->next)
+	{
+		if (pg_strcasecmp(item->name, "snowflake.worker_id") == 0)
+			take_int_setting(item->value, SNOWFLAKE_WORKER_ID_UNSET,
+							 SNOWFLAKE_MAX_WORKER_ID, &layout->worker_id);
+		else if (pg_strcasecmp(item->name, "snowflake.id_bits") == 0)
+			take_int_setting(item->value, SNOWFLAKE_MIN_ID_BITS,
+							 SNOWFLAKE_MAX_ID_BITS, &layout->id_bits);
+		else if (pg_strcasecmp(item->name, "snowflake.worker_bits") == 0)
+			take_int_setting(item->value, SNOWFLAKE_MIN_WORKER_BITS,
+							 SNOWFLAKE_MAX_WORKER_BITS, &layout->worker_bits);
+		else if (pg_strcasecmp(item->name, "snowflake.sequence_bits") == 0)
+			take_int_setting(item->value, SNOWFLAKE_MIN_SEQUENCE_BITS,
+							 SNOWFLAKE_MAX_SEQUENCE_BITS, &layout->sequence_bits);
+		else if (pg_strcasecmp(item->name, "snowflake.epoch") == 0)
+			layout->epoch = pstrdup(item->value);
+	}
+	FreeConfigVariables(head);
+}
+
+#define LAYOUT_HINT \
+	"The other snowflake settings are taken as the next server start would read them, including values set by ALTER SYSTEM that are not yet in force; change them in an order where each step leaves a working layout."
+
+/*
+ * Whether the layout can work; if not, says why in the GUC check's detail
+ * and hint.
+ */
+static bool
+check_layout(const LayoutSettings *layout)
+{
+	int			bits = timestamp_bits(layout->id_bits, layout->worker_bits,
+									  layout->sequence_bits);
+	TimestampTz epoch;
+	const char *problem;
 
 	if (bits < SNOWFLAKE_MIN_TIMESTAMP_BITS)
 	{
-		GUC_check_errdetail("snowflake.worker_bits = %d and snowflake.sequence_bits = %d leave %d of the %d bits of snowflake.id_bits for the timestamp; at least %d are needed.",
-							worker_bits, sequence_bits, bits, id_bits,
-							SNOWFLAKE_MIN_TIMESTAMP_BITS);
+		GUC_check_errhint("%s", LAYOUT_HINT);
+		GUC_check_errdetail("snowflake.worker_bits = %d and snowflake.sequence_bits = %d would leave %d of the %d bits of snowflake.id_bits for the timestamp; at least %d are needed.",
+							layout->worker_bits, layout->sequence_bits, bits,
+							layout->id_bits, SNOWFLAKE_MIN_TIMESTAMP_BITS);
 		return false;
 	}
-	return true;
-}
-
-static bool
-check_worker_fits(int worker_id, int worker_bits)
-{
-	if (worker_id != SNOWFLAKE_WORKER_ID_UNSET && worker_id >= (1 << worker_bits))
+	if (layout->worker_id != SNOWFLAKE_WORKER_ID_UNSET &&
+		layout->worker_id >= (1 << layout->worker_bits))
 	{
-		GUC_check_errdetail("Worker id %d does not fit in %d worker bits, which hold 0 to %d; change snowflake.worker_id and snowflake.worker_bits so that it fits.",
-							worker_id, worker_bits, (1 << worker_bits) - 1);
+		GUC_check_errhint("%s", LAYOUT_HINT);
+		GUC_check_errdetail("Worker id %d would not fit in %d worker bits, which hold 0 to %d.",
+							layout->worker_id, layout->worker_bits,
+							(1 << layout->worker_bits) - 1);
+		return false;
+	}
+	/* an epoch that does not parse is reported when it is set or used */
+	if (snowflake_parse_epoch(layout->epoch, &epoch, &problem) &&
+		(GetCurrentTimestamp() - epoch) / 1000 > (INT64CONST(1) << bits) - 1)
+	{
+		GUC_check_errhint("%s", LAYOUT_HINT);
+		GUC_check_errdetail("With %d timestamp bits (snowflake.id_bits = %d, snowflake.worker_bits = %d, snowflake.sequence_bits = %d), IDs last %.2f years from the epoch, %s, and that time is over.",
+							bits, layout->id_bits, layout->worker_bits,
+							layout->sequence_bits,
+							(double) (INT64CONST(1) << bits) / (1000.0 * 3600 * 24 * 365.25),
+							layout->epoch);
 		return false;
 	}
 	return true;
@@ -113,44 +210,57 @@ check_worker_fits(int worker_id, int worker_bits)
 static bool
 check_worker_id(int *newval, void **extra, GucSource source)
 {
+	LayoutSettings layout;
+
 	if (process_shared_preload_libraries_in_progress)
 		return true;
-	return check_worker_fits(*newval, snowflake_worker_bits);
+	read_pending_layout(&layout);
+	layout.worker_id = *newval;
+	return check_layout(&layout);
 }
 
 static bool
 check_worker_bits(int *newval, void **extra, GucSource source)
 {
+	LayoutSettings layout;
+
 	if (process_shared_preload_libraries_in_progress)
 		return true;
-	return check_layout_bits(snowflake_id_bits, *newval, snowflake_sequence_bits) &&
-		check_worker_fits(snowflake_worker_id, *newval);
+	read_pending_layout(&layout);
+	layout.worker_bits = *newval;
+	return check_layout(&layout);
 }
 
 static bool
 check_sequence_bits(int *newval, void **extra, GucSource source)
 {
+	LayoutSettings layout;
+
 	if (process_shared_preload_libraries_in_progress)
 		return true;
-	return check_layout_bits(snowflake_id_bits, snowflake_worker_bits, *newval);
+	read_pending_layout(&layout);
+	layout.sequence_bits = *newval;
+	return check_layout(&layout);
 }
 
 static bool
 check_id_bits(int *newval, void **extra, GucSource source)
 {
+	LayoutSettings layout;
+
 	if (process_shared_preload_libraries_in_progress)
 		return true;
-	return check_layout_bits(*newval, snowflake_worker_bits, snowflake_sequence_bits);
+	read_pending_layout(&layout);
+	layout.id_bits = *newval;
+	return check_layout(&layout);
 }
 
 static bool
 check_epoch(char **newval, void **extra, GucSource source)
 {
+	LayoutSettings layout;
 	TimestampTz epoch;
-	TimestampTz now = GetCurrentTimestamp();
 	const char *problem;
-	int			bits = timestamp_bits(snowflake_id_bits, snowflake_worker_bits,
-									  snowflake_sequence_bits);
 
 	if (process_shared_preload_libraries_in_progress)
 		return true;
@@ -160,21 +270,14 @@ check_epoch(char **newval, void **extra, GucSource source)
 		GUC_check_errdetail("%s", problem);
 		return false;
 	}
-	if (epoch > now)
+	if (epoch > GetCurrentTimestamp())
 	{
 		GUC_check_errdetail("The epoch must not be in the future.");
 		return false;
 	}
-	/* the current layout's lifetime, counted from this epoch, must not be over */
-	if (bits >= SNOWFLAKE_MIN_TIMESTAMP_BITS &&
-		(now - epoch) / 1000 > (INT64CONST(1) << bits) - 1)
-	{
-		GUC_check_errdetail("With %d timestamp bits, IDs last %.1f years from the epoch, and this epoch is older than that; choose a later epoch.",
-							bits,
-							(double) (INT64CONST(1) << bits) / (1000.0 * 3600 * 24 * 365.25));
-		return false;
-	}
-	return true;
+	read_pending_layout(&layout);
+	layout.epoch = *newval;
+	return check_layout(&layout);
 }
 
 static const char *
@@ -195,7 +298,7 @@ snowflake_shmem_request(void)
 		prev_shmem_request_hook();
 
 	RequestAddinShmemSpace(snowflake_shmem_size());
-	RequestNamedLWLockTranche("snowflake", 2);
+	RequestNamedLWLockTranche("snowflake", 1);
 }
 
 static void

@@ -16,7 +16,7 @@
  *	snowflake.c		module setup: GUCs, shared memory, hooks
  *	layout.c		the bit layout and the epoch: validation, encoding
  *	generator.c		the shared generator state and the locked step
- *	mark.c			the persisted high-water mark: WAL and a file
+ *	mark.c			the persisted high-water mark: a file and WAL
  *	functions.c		the SQL-callable functions
  *	timefuncs.c		the SQL-callable time helpers, the text form and the
  *					time-range operator with its planner support

@@ -27,13 +27,17 @@
  * evaluates once per scan, and which also prune partitions at executor
  * startup.  The rewrite is exact, so no recheck is needed.
  *
- * The rewrite declines a volatile range, which would be evaluated twice.
- * One volatile range still reaches index matching: an uncorrelated
- * sub-select, which the planner turns into an initplan (evaluated once)
- * after the rewrite was offered.  SupportRequestIndexCondition derives the
- * same two comparisons as index conditions from its result.  A correlated
- * sub-select stays a SubPlan that each bound would evaluate again, so there
- * it declines too and the operator filters row by row.
+ * The rewrite copies each argument into both comparisons, so it declines
+ * an argument that is volatile or contains a sub-select: each copy would be
+ * evaluated on its own, twice the work, and two runs of a volatile
+ * expression, or of a sub-select with LIMIT and no ORDER BY, can give bounds
+ * that belong to different ranges.  A declined range can still reach index
+ * matching when it is an uncorrelated sub-select: the planner turns it into
+ * an initplan (evaluated once) after the rewrite was offered, and
+ * SupportRequestIndexCondition derives the same two comparisons as index
+ * conditions from its result.  A correlated sub-select stays a SubPlan that
+ * each bound would evaluate again, so there it declines too and the
+ * operator filters row by row.
  *
  * The text form
  * -------------
@@ -64,6 +68,7 @@
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
+#include "compat.h"
 #include "snowflake.h"
 
 PG_FUNCTION_INFO_V1(snowflake_to_timestamptz);
@@ -349,8 +354,8 @@ int8_comparison(Expr *key, int strategy, Expr *value)
 /*
  * SupportRequestSimplify: rewrite "id <@ range" as "id >= lo AND id <= hi",
  * or to a boolean constant when both sides are constants.  Declined when
- * either side is volatile or returns a set, since the rewrite evaluates
- * each side twice.
+ * either side is volatile, contains a sub-select (still a SubLink here) or
+ * returns a set, since the rewrite evaluates each side twice.
  */
 static Node *
 simplify_in_range(FuncExpr *fcall)
@@ -367,6 +372,8 @@ simplify_in_range(FuncExpr *fcall)
 
 	if (contain_volatile_functions(idarg) ||
 		contain_volatile_functions(rangearg) ||
+		contain_subplans(idarg) ||
+		contain_subplans(rangearg) ||
 		expression_returns_set(idarg) ||
 		expression_returns_set(rangearg))
 		return NULL;

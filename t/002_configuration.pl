@@ -5,7 +5,8 @@
 # postgresql.conf.  In every case the server must start (or keep running)
 # and snowflake_nextval() must refuse with a message that names the problem,
 # every time it is called, rather than hand out IDs under the wrong settings.
-# ALTER SYSTEM must refuse a bad epoch before it reaches the file.
+# ALTER SYSTEM must refuse a bad epoch, or a layout that cannot work, before
+# it reaches the file.
 
 use strict;
 use warnings FATAL => 'all';
@@ -191,8 +192,8 @@ my $auto_conf = $node->data_dir . '/postgresql.auto.conf';
 
 my $stderr = psql_fails_like(
 	$node,
-	q{ALTER SYSTEM SET snowflake.epoch = '2999-01-01+00'},
-	qr/ERROR:  invalid value for parameter "snowflake\.epoch": "2999-01-01\+00"/,
+	q{ALTER SYSTEM SET snowflake.epoch = '2999-01-01 00:00:00+00'},
+	qr/ERROR:  invalid value for parameter "snowflake\.epoch": "2999-01-01 00:00:00\+00"/,
 	'ALTER SYSTEM with an epoch in the future');
 like($stderr, qr/DETAIL:  .*future/,
 	'ALTER SYSTEM with an epoch in the future: detail says why');
@@ -202,7 +203,7 @@ $stderr = psql_fails_like(
 	q{ALTER SYSTEM SET snowflake.epoch = 'garbage'},
 	qr/ERROR:  invalid value for parameter "snowflake\.epoch": "garbage"/,
 	'ALTER SYSTEM with an epoch that is not a timestamp');
-like($stderr, qr/DETAIL:  .*not a valid timestamp/,
+like($stderr, qr/DETAIL:  Write it in ISO 8601 as YYYY-MM-DD HH:MM:SS/,
 	'ALTER SYSTEM with an epoch that is not a timestamp: detail says why');
 
 unlike(slurp_file($auto_conf), qr/snowflake/,
@@ -217,6 +218,39 @@ like(
 	qr/snowflake\.epoch = '2020-01-01 00:00:00\+00'/,
 	'ALTER SYSTEM accepts an epoch in the past');
 $node->safe_psql('postgres', 'ALTER SYSTEM RESET snowflake.epoch');
+
+#
+# d) ALTER SYSTEM checks a value with the other settings as the next start
+# would read them: a value edited into postgresql.conf but not yet in force
+# counts, as do values ALTER SYSTEM wrote (sql/settings.sql), and a reload
+# logs a pending layout that cannot work.
+#
+set_snowflake_conf($node, 'snowflake.worker_bits' => 14);
+$stderr = psql_fails_like(
+	$node,
+	q{ALTER SYSTEM SET snowflake.sequence_bits = 15},
+	qr/ERROR:  invalid value for parameter "snowflake\.sequence_bits": 15/,
+	'ALTER SYSTEM with a layout that fits the running worker bits, not the pending ones');
+like(
+	$stderr,
+	qr/DETAIL:  snowflake\.worker_bits = 14 and snowflake\.sequence_bits = 15 would leave 34 of the 63 bits/,
+	'the detail names the pending worker bits');
+$node->safe_psql('postgres', q{ALTER SYSTEM SET snowflake.sequence_bits = 13});
+like(slurp_file($auto_conf), qr/snowflake\.sequence_bits = '13'/,
+	'a layout that fits the pending worker bits is accepted');
+
+set_snowflake_conf($node, 'snowflake.worker_bits' => 16);
+my $log_offset = -s $node->logfile;
+$node->reload;
+ok( $node->wait_for_log(
+		qr/invalid value for parameter "snowflake\.worker_bits": 16\n.*DETAIL:  snowflake\.worker_bits = 16 and snowflake\.sequence_bits = 13 would leave 34 of the 63 bits/,
+		$log_offset),
+	'a reload logs a pending layout that cannot work');
+is($node->safe_psql('postgres', 'SHOW snowflake.worker_bits'),
+	'10', 'the running layout is unchanged');
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET snowflake.sequence_bits');
+set_snowflake_conf($node);
+$node->reload;
 
 check_no_crash($node, 'after the bad settings');
 

@@ -9,7 +9,8 @@
 #    and are all below 2^53; snowflake_stats shows the layout and its end;
 #    the time helpers and snowflake_compose stop at 2^53 - 1, and a larger
 #    number is refused rather than decoded to a time past the lifetime.
-# b) ALTER SYSTEM checks each layout setting against id_bits in force.
+# b) ALTER SYSTEM checks each layout setting with id_bits = 53, the
+#    timestamp width it leaves and that width's lifetime from the epoch.
 # c) With the server's clock a few seconds before the end of the lifetime
 #    (libfaketime), IDs are issued up to the last millisecond, the last one
 #    at most 2^53 - 1, then generation refuses.
@@ -22,6 +23,7 @@ use warnings FATAL => 'all';
 use FindBin;
 use lib $FindBin::RealBin;
 
+use POSIX ();
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
@@ -121,18 +123,23 @@ $err = psql_fails_like(
 	'ALTER SYSTEM: 11 worker bits would leave 34 timestamp bits');
 like(
 	$err,
-	qr/DETAIL:  snowflake\.worker_bits = 11 and snowflake\.sequence_bits = 8 leave 34 of the 53 bits of snowflake\.id_bits for the timestamp; at least 35 are needed\./,
+	qr/DETAIL:  snowflake\.worker_bits = 11 and snowflake\.sequence_bits = 8 would leave 34 of the 53 bits of snowflake\.id_bits for the timestamp; at least 35 are needed\./,
 	'... and the detail names id_bits');
 psql_fails_like(
 	$node,
 	'ALTER SYSTEM SET snowflake.id_bits = 46',
-	qr/DETAIL:  snowflake\.worker_bits = 4 and snowflake\.sequence_bits = 8 leave 34 of the 46 bits of snowflake\.id_bits for the timestamp/,
+	qr/DETAIL:  snowflake\.worker_bits = 4 and snowflake\.sequence_bits = 8 would leave 34 of the 46 bits of snowflake\.id_bits for the timestamp/,
 	'ALTER SYSTEM: 46 ID bits would leave 34 timestamp bits');
+psql_fails_like(
+	$node,
+	'ALTER SYSTEM SET snowflake.worker_bits = 10',
+	qr/DETAIL:  With 35 timestamp bits \(snowflake\.id_bits = 53, snowflake\.worker_bits = 10, snowflake\.sequence_bits = 8\), IDs last 1\.09 years from the epoch, 2025-01-01 00:00:00\+00, and that time is over\./,
+	'ALTER SYSTEM: 10 worker bits leave 35 timestamp bits, whose lifetime from the epoch is over');
 $node->safe_psql('postgres', q{
-	ALTER SYSTEM SET snowflake.worker_bits = 10;
+	ALTER SYSTEM SET snowflake.worker_bits = 5;
 	ALTER SYSTEM RESET snowflake.worker_bits;
 });
-pass('ALTER SYSTEM: 10 worker bits leave 35 timestamp bits and are accepted');
+pass('ALTER SYSTEM: 5 worker bits leave 40 timestamp bits and are accepted');
 
 #
 # c) A few seconds before the end of the lifetime.
@@ -140,7 +147,10 @@ pass('ALTER SYSTEM: 10 worker bits leave 35 timestamp bits and are accepted');
 my $end = $node->safe_psql('postgres',
 	'SELECT extract(epoch FROM lifetime_end) FROM snowflake_stats');
 $node->stop;
-start_with_fake_clock($node, sprintf('%+d', $end - Time::HiRes::time() - 10));
+# a whole number of seconds (libfaketime's offset), rounded down, so that
+# the lifetime ends 9 to 10 s after the server's clock when it starts
+start_with_fake_clock($node,
+	sprintf('%+d', POSIX::floor($end - Time::HiRes::time()) - 9));
 is( $node->safe_psql(
 		'postgres',
 		q{SELECT lifetime_end - clock_timestamp() BETWEEN '5 s' AND '10 s' FROM snowflake_stats}),

@@ -46,6 +46,11 @@ like(
 	$stderr,
 	qr/ERROR:  cannot generate snowflake IDs during recovery/,
 	'the standby refuses: cannot generate snowflake IDs during recovery');
+psql_fails_like(
+	$standby,
+	'SELECT * FROM snowflake_nextval(0)',
+	qr/ERROR:  cannot generate snowflake IDs during recovery/,
+	'the standby refuses a call for no IDs too');
 
 # Two batches more than a mark window apart, so several marks are logged.
 $primary->safe_psql('postgres',

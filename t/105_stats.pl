@@ -75,8 +75,9 @@ is(stats("borrows > $borrows_before, drift_ms > 0"),
 # seconds to run the psql calls in between).
 is(stats('clock_rollbacks, largest_rollback_ms'), '0|0', 'no rollback yet');
 my $log_offset = -s $node->logfile;
-$node->safe_psql('postgres', 'SELECT snowflake_nextval()');
+# from before the call whose clock reading the step is measured from
 my $before_step = Time::HiRes::time();
+$node->safe_psql('postgres', 'SELECT snowflake_nextval()');
 set_fake_clock($node, '-5');
 clock_offset_ok($node, -5, 'the clock stepped back by 5 s');
 $node->safe_psql('postgres', 'SELECT snowflake_nextval()');

@@ -37,8 +37,8 @@ need_libfaketime();
 
 my $node = snowflake_node('partman', worker_id => 1);
 my $sharedir = $node->config_data('--sharedir');
-skip_all_unless(-e "$sharedir/extension/pg_partman.control",
-	'pg_partman is not installed (postgresql-NN-partman)');
+need_package('postgresql-@PG@-partman', -e "$sharedir/extension/pg_partman.control",
+	'pg_partman is not installed');
 
 start_with_fake_clock($node, '+0');
 

@@ -35,6 +35,7 @@ use File::Path ();
 use File::Copy ();
 use File::Spec;
 use File::Temp;
+use FindBin;
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
@@ -44,6 +45,8 @@ use Time::HiRes ();
 our @EXPORT = qw(
   skip_all_unless
   skip_unless
+  need_package
+  pg_major
   snowflake_node
   set_snowflake_conf
   reload_snowflake_conf
@@ -54,6 +57,10 @@ our @EXPORT = qw(
   fake_clock_bindir
   server_clock_offset
   clock_offset_ok
+  start_with_mark_stall
+  stall_set
+  stall_release
+  stall_wait
   start_pgbench
   finish_pgbench
   run_pgbench
@@ -76,7 +83,11 @@ our @EXPORT = qw(
   run_program
 );
 
-my $libfaketime = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+# libfaketime lives in the directory of this system's multiarch triplet
+# (x86_64-linux-gnu, aarch64-linux-gnu, ...).
+my $multiarch = `dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null` // '';
+chomp $multiarch;
+my $libfaketime = "/usr/lib/$multiarch/faketime/libfaketime.so.1";
 
 =head2 Missing dependencies
 
@@ -124,6 +135,59 @@ sub skip_unless
 	fail("$reason, and SNOWFLAKE_REQUIRE_ALL is set: these tests must not be skipped")
 	  if $ENV{SNOWFLAKE_REQUIRE_ALL};
 	skip $reason, $count;
+}
+
+=item need_package($package, $ok, $reason)
+
+For a test that needs a Debian package that is not packaged for every
+major (an add-on such as postgresql-NN-pglogical): unless $ok, skip the
+whole test if $package is one that Debian does not package for the major
+under test, and otherwise behave as C<skip_all_unless>, so that under
+SNOWFLAKE_REQUIRE_ALL the test fails.  Which packages Debian lacks for
+which major is written down once, in NOT_PACKAGED_<major> in
+scripts/lib.sh; scripts/test.sh passes that major's list in
+SNOWFLAKE_NOT_PACKAGED (space-separated) and lists in its summary the
+tests skipped this way.  In $package, C<@PG@> stands for the major.  The
+package itself goes into TEST_PACKAGES in scripts/lib.sh.  Example:
+
+  need_package('postgresql-@PG@-pglogical',
+	-e "$pkglibdir/pglogical.so", 'pglogical is not installed');
+
+=cut
+
+sub need_package
+{
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+	my ($package, $ok, $reason) = @_;
+	my $major = pg_major();
+	my %not_packaged =
+	  map { $_ => 1 } split ' ', ($ENV{SNOWFLAKE_NOT_PACKAGED} // '');
+
+	$package =~ s/\@PG\@/$major/g;
+	return if $ok;
+	plan skip_all =>
+	  "Debian does not package $package for PostgreSQL $major (NOT_PACKAGED_$major in scripts/lib.sh)"
+	  if $not_packaged{$package};
+	skip_all_unless(0, "$reason ($package)");
+	return;
+}
+
+=item pg_major()
+
+The major version of the PostgreSQL under test (the pg_config in PATH,
+which C<make installcheck> puts first).
+
+=cut
+
+sub pg_major
+{
+	my $version = `pg_config --version`;
+
+	die "pg_config --version failed" if $? != 0;
+	$version =~ /^PostgreSQL (\d+)/
+	  or die "cannot read the major from pg_config --version: $version";
+	return $1;
 }
 
 =back
@@ -382,6 +446,92 @@ sub clock_offset_ok
 	my $offset = server_clock_offset($node);
 	ok(abs($offset - $expected) < 5,
 		"$test_name (offset $offset s, expected $expected s)");
+	return;
+}
+
+=back
+
+=head2 Stalling the mark write
+
+F<t/mark_stall.c> is a tiny LD_PRELOAD shim, built here with the system C
+compiler and preloaded into the server only, that holds a process inside a
+window while a control file exists: "rename" stalls a mark write between
+writing the new mark file and renaming it into place; "copy" stalls a base
+backup just after it opened F<snowflake.mark> to copy it.  "rename.fail"
+makes the next such rename fail with EIO, "rename.exit" ends the process
+there as a FATAL error would.  See the shim's header.
+
+=over
+
+=item start_with_mark_stall($node)
+
+Build the shim (once per test run) and start the node with it preloaded.
+Returns the directory that holds the control files.
+
+=cut
+
+my $mark_stall_lib;
+
+sub start_with_mark_stall
+{
+	my ($node) = @_;
+	my $dir = PostgreSQL::Test::Utils::tempdir;
+
+	if (!defined $mark_stall_lib)
+	{
+		my $src = File::Spec->catfile($FindBin::RealBin, 'mark_stall.c');
+		$mark_stall_lib = PostgreSQL::Test::Utils::tempdir . '/mark_stall.so';
+		PostgreSQL::Test::Utils::system_or_bail($ENV{CC} // 'cc', '-shared',
+			'-fPIC', '-o', $mark_stall_lib, $src, '-ldl');
+	}
+	local $ENV{LD_PRELOAD}          = $mark_stall_lib;
+	local $ENV{SNOWFLAKE_STALL_DIR} = $dir;
+	$node->start;
+	return $dir;
+}
+
+=item stall_set($dir, $name)
+
+=item stall_release($dir, $name)
+
+Create (remove) control file $name: from then on, the shim holds (lets go
+of) every process that reaches that window.
+
+=item stall_wait($dir, $name)
+
+Wait until a process is held in window $name.  Dies after the default
+timeout.
+
+=cut
+
+sub stall_set
+{
+	my ($dir, $name) = @_;
+
+	open my $fh, '>', "$dir/$name" or die "could not create $dir/$name: $!";
+	close $fh or die "could not close $dir/$name: $!";
+	return;
+}
+
+sub stall_release
+{
+	my ($dir, $name) = @_;
+
+	unlink "$dir/$name" or die "could not remove $dir/$name: $!";
+	return;
+}
+
+sub stall_wait
+{
+	my ($dir, $name) = @_;
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+
+	until (-e "$dir/$name.stalled")
+	{
+		die "timed out waiting for a process to stall at \"$name\""
+		  if time() > $deadline;
+		Time::HiRes::sleep(0.05);
+	}
 	return;
 }
 
