@@ -37,8 +37,9 @@ for my $n (1 .. 3)
 	push @$nodes, $node;
 }
 
-skip_all_unless(-e $nodes->[0]->config_data('--pkglibdir') . '/pglogical.so',
-	'pglogical is not installed (Debian package postgresql-NN-pglogical)');
+need_package('postgresql-@PG@-pglogical',
+	-e $nodes->[0]->config_data('--pkglibdir') . '/pglogical.so',
+	'pglogical is not installed');
 
 for my $n (1 .. 3)
 {

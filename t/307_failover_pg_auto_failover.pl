@@ -35,10 +35,10 @@ my @nodes = map { PostgreSQL::Test::Cluster->new("node$_") } 1 .. 2;
 
 my ($pg_autoctl) =
   grep { -x $_ } map { "$_/pg_autoctl" } split /:/, $ENV{PATH};
-skip_all_unless(
+need_package('postgresql-@PG@-auto-failover',
 	defined $pg_autoctl
 	  && -e $monitor->config_data('--pkglibdir') . '/pgautofailover.so',
-	'pg_auto_failover is not installed (Debian package postgresql-NN-auto-failover)');
+	'pg_auto_failover is not installed');
 
 my $tempdir = PostgreSQL::Test::Utils::tempdir;
 my $host = $monitor->host;
