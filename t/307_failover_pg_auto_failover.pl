@@ -7,9 +7,10 @@
 # pg_autoctl writes.  Two clients insert throughout, each a connection per
 # row to whichever node is primary, while pg_autoctl performs two
 # switchovers and then, after the primary and its keeper are killed, a
-# failover.  Before each promotion the future primary's clock is set two
-# minutes behind the current primary's (libfaketime, in the server only), so
-# only the mark it replayed can keep its IDs above the old ones.
+# failover.  Before each promotion the future primary's clock is set further
+# behind the current primary's than a promotion can take in this test
+# (libfaketime, in the server only), so only the mark it replayed can keep its
+# IDs above the old ones.
 # Afterwards: no ID was issued twice, each client's IDs increase in the
 # order their inserts were acknowledged, every term's IDs lie above every
 # earlier term's, and no acknowledged row is missing.
@@ -39,6 +40,15 @@ need_package('postgresql-@PG@-auto-failover',
 	defined $pg_autoctl
 	  && -e $monitor->config_data('--pkglibdir') . '/pgautofailover.so',
 	'pg_auto_failover is not installed');
+
+# How far each new primary's clock is set behind the old one's: longer than
+# the waits of one promotion below (a switchover's --wait, then the wait for
+# the new states) can last before the test looks at the clocks, so that
+# however slow the machine, the new primary's clock is still behind the old
+# primary's last ID when the test checks it.  The IDs may run that far ahead
+# of the clock at each of the three promotions, hence max_drift.
+my $behind = 2 * $PostgreSQL::Test::Utils::timeout_default + 60;
+my $max_drift = 4 * $behind;
 
 my $tempdir = PostgreSQL::Test::Utils::tempdir;
 my $host = $monitor->host;
@@ -215,7 +225,7 @@ $nodes[0]->append_conf(
 	'postgresql.conf', qq{
 shared_preload_libraries = '$their_preload, snowflake'
 snowflake.worker_id = 7
-snowflake.max_drift = '10min'
+snowflake.max_drift = '${max_drift}s'
 });
 start_service($nodes[0]);
 wait_for_states(node1 => 'single');
@@ -239,15 +249,15 @@ is( $nodes[0]->safe_psql(
 clock_offset_ok($nodes[0], 0, 'node1 runs at the real time');
 
 # The second node is a copy of the first (pg_basebackup), settings included;
-# its server runs two minutes behind.
-create_node($nodes[1], '-120');
+# its server runs $behind s behind.
+create_node($nodes[1], -$behind);
 start_service($nodes[1]);
 wait_for_states(node1 => 'primary', node2 => 'secondary');
 is( $nodes[1]->safe_psql(
 		'postgres', 'SELECT worker_id, pg_is_in_recovery() FROM snowflake_stats'),
 	'7|t',
 	'node2, a standby, has the same worker id');
-clock_offset_ok($nodes[1], -120, 'node2 runs two minutes behind');
+clock_offset_ok($nodes[1], -$behind, "node2 runs $behind s behind");
 # What makes every acknowledged row survive the failover below.
 like(
 	$nodes[0]->safe_psql('postgres', 'SHOW synchronous_standby_names'),
@@ -302,9 +312,9 @@ foreach my $step (1 .. 3)
 	my $new = $nodes[ 1 - $primary ];
 	my $what = ($failover ? 'failover' : "switchover $step") . ' to ' . $new->name;
 
-	# The future primary, a standby, runs two minutes behind the current one,
+	# The future primary, a standby, runs $behind s behind the current one,
 	# which is more than a promotion takes.
-	$offset -= 120;
+	$offset -= $behind;
 	set_fake_clock($new, $offset);
 	clock_offset_ok($new, $offset, "$what: " . $new->name . " runs $offset s off");
 
