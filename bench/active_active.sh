@@ -34,6 +34,9 @@ user_pg_config=${PG_CONFIG:-}
 if [ -n "$user_pg_config" ]; then
 	PG_CONFIG=$user_pg_config
 	PG_BINDIR=$("$PG_CONFIG" --bindir)
+	PG_MAJOR=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+else
+	use_major "$(host_major)"
 fi
 
 SECS=${BENCH_SECONDS:-60}
@@ -44,7 +47,8 @@ OUT=${BENCH_OUT:-$REPO/bench/out}
 NODES=(1 2 3)
 unset PGHOST PGPORT PGUSER PGDATABASE PGOPTIONS PGSERVICE
 
-install_packages "${DEMO_PACKAGES[@]}" "postgresql-$PG_MAJOR-pglogical"
+# shellcheck disable=SC2046 # one package name a line
+install_packages $(packages_for "$PG_MAJOR" "${DEMO_PACKAGES[@]}" postgresql-@PG@-pglogical)
 build_and_install
 [ -e "$("$PG_CONFIG" --pkglibdir)/pglogical.so" ] ||
 	die "pglogical is not installed in $("$PG_CONFIG" --pkglibdir)"
