@@ -899,8 +899,9 @@ sub run_program
 
 =item clock_behind_restart_scenario($stop_mode)
 
-Issue 3, tests 1 and 2.  Issue IDs, stop the node with $stop_mode ("fast"
-or "immediate"), and start it with the clock 10 minutes behind.  With
+The scenario of t/101 (clean restart) and t/102 (crash).  Issue IDs, stop
+the node with $stop_mode ("fast" or "immediate"), and start it with the clock
+10 minutes behind.  With
 snowflake.max_drift raised to allow it, every new ID is larger than every
 earlier one, drift_ms shows the 10 minutes and the log is clean; with the
 default max_drift, snowflake_nextval() refuses with a clear error and no ID
