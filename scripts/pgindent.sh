@@ -77,7 +77,7 @@ fetch_pgindent() {
 	rm -rf "$tmp"
 }
 
-install_packages pg-bsd-indent perl diffutils
+install_packages "${PGINDENT_PACKAGES[@]}"
 fetch_pgindent
 
 work=$(mktemp -d /tmp/snowflake-pgindent.XXXXXX)
