@@ -157,6 +157,9 @@ extern void sf_get_stats(SnowflakeStats *stats, int64 *last_id,
 								int64 *mark_id, int64 *drift_ms);
 extern void sf_reset_stats(void);
 
+/* functions.c */
+extern void sf_forget_currval(void);
+
 /* mark.c */
 extern void sf_register_rmgr(void);
 extern bool sf_read_mark_file(int64 *mark_id);
