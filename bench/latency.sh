@@ -158,10 +158,10 @@ extra_cols=$(psql_bench -c "SELECT string_agg(attname, ' ' ORDER BY attnum) FROM
 	WHERE attrelid = 'snowflake_stats'::regclass AND attname IN ('marks_by_callers', 'marks_ahead')")
 # counters RUN: record snowflake_stats' counters into runs
 counters() {
-	local extra="''" c
-	for c in $extra_cols; do extra="$extra || ' $c = ' || $c"; done
+	local extra="concat_ws(', ', NULL::text" c
+	for c in $extra_cols; do extra="$extra, '$c = ' || s.$c"; done
 	psql_bench -c "UPDATE runs SET ids_issued = s.ids_issued, marks_written = s.marks_written,
-		extra = ltrim($extra) FROM snowflake_stats AS s WHERE run = $1"
+		extra = $extra) FROM snowflake_stats AS s WHERE run = $1"
 }
 
 say "1. Steady rates: pgbench --rate, the three INSERTs interleaved (fsync = $fsync, synchronous_commit = $sync_commit)"
@@ -252,7 +252,7 @@ SELECT line FROM (
 	SELECT 0, 1, '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |'
 	UNION ALL
 	SELECT r.run, 2, format('| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %sx | %sx | %s / %s%s |',
-		r.clients, r.rate, round(s.n::numeric / r.seconds, 1), r.seconds, s.n || coalesce(' (' || nullif(least(s.n, b.n, u.n), s.n) || ')', ''),
+		r.clients, r.rate, round((s.n + b.n + u.n)::numeric / 3 / r.seconds, 1), r.seconds, s.n || coalesce(' (' || nullif(least(s.n, b.n, u.n), s.n) || ')', ''),
 		round(s.p50::numeric, 2), round(s.p99::numeric, 2),
 		round(b.p50::numeric, 2), round(b.p99::numeric, 2),
 		round(u.p50::numeric, 2), round(u.p99::numeric, 2),
