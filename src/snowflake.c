@@ -9,7 +9,8 @@
  * refuses with a hint that names shared_preload_libraries.
  *
  * It also registers the WAL resource manager that carries the persisted mark
- * (mark.c), which is why every server replaying our WAL must preload it.
+ * (mark.c), which is why every server replaying our WAL must preload it,
+ * and the background worker that writes that mark ahead of need (worker.c).
  *
  * Settings in postgresql.conf that PostgreSQL rejects are replaced by their
  * boot values with only a warning in the log.  The boot values are chosen so
@@ -393,6 +394,7 @@ _PG_init(void)
 	define_settings();
 	snowflake_load_epoch();
 	snowflake_register_rmgr();
+	sf_register_mark_writer();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = snowflake_shmem_request;
