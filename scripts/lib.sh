@@ -19,7 +19,9 @@ declare -A PG_SUITE=([15]=bookworm [17]=trixie [18]=sid [19]=experimental)
 DEMO_PACKAGES=(postgresql-@PG@ postgresql-server-dev-@PG@ build-essential)
 # what the whole test suite needs, on every major (add yours here):
 TEST_PACKAGES=("${DEMO_PACKAGES[@]}" libipc-run-perl faketime rsync
-	python3-psycopg2 python3-sqlalchemy postgresql-@PG@-partman)
+	python3-psycopg2 python3-sqlalchemy postgresql-@PG@-partman
+	postgresql-@PG@-pglogical postgresql-@PG@-auto-failover pg-auto-failover-cli
+	nodejs npm ca-certificates python3-django ruby-activerecord ruby-pg)
 # what building and testing the Debian package adds (build-deb.sh, test-deb.sh):
 DEB_PACKAGES=(debhelper postgresql-server-dev-all dpkg-dev autopkgtest)
 # and what the benchmark adds (bench/run.sh): gnuplot for the chart,
@@ -37,7 +39,14 @@ BENCH_PACKAGES=("${DEMO_PACKAGES[@]}" rsync gnuplot-nox valgrind)
 NOT_PACKAGED_15=()
 NOT_PACKAGED_17=()
 NOT_PACKAGED_18=()
-NOT_PACKAGED_19=(postgresql-@PG@-partman)
+NOT_PACKAGED_19=(postgresql-@PG@-partman postgresql-@PG@-pglogical postgresql-@PG@-auto-failover)
+
+# The PostgreSQL majors the Citus release we test with (14) supports; the
+# test script builds it for those (scripts/build-citus.sh) when given its
+# tarball.  Keep in step with t/304_citus.pl.
+CITUS_MIN_MAJOR=16
+CITUS_MAX_MAJOR=18
+citus_supports() { [ "$1" -ge "$CITUS_MIN_MAJOR" ] && [ "$1" -le "$CITUS_MAX_MAJOR" ]; }
 
 # not_packaged MAJOR: the test packages Debian does not package for MAJOR,
 # one a line.
@@ -94,9 +103,12 @@ as_root() {
 }
 
 # install_packages PKG...: apt-get install those that are not installed yet.
+# npm counts as installed when an npm command exists: NodeSource's nodejs
+# package ships its own npm and cannot be installed beside Debian's.
 install_packages() {
 	local pkg missing=()
 	for pkg in "$@"; do
+		if [ "$pkg" = npm ] && command -v npm >/dev/null; then continue; fi
 		[ "$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null)" = installed ] ||
 			missing+=("$pkg")
 	done
@@ -192,7 +204,7 @@ enter_workdir() {
 	trap leave_workdir EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM
-	cd "$WORK"
+	cd "$WORK" || exit
 }
 
 leave_workdir() {

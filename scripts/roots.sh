@@ -20,6 +20,8 @@
 # every mount goes away with the namespace.
 
 ROOTS_DIR=${SNOWFLAKE_ROOTS_DIR:-/var/cache/snowflake-test/roots}
+# Where a root keeps a copy of the host's NODE_EXTRA_CA_CERTS file.
+ROOT_EXTRA_CA_CERTS=/etc/ssl/host-extra-ca-certs.pem
 # Bump when a change below needs every root made again.
 ROOT_RECIPE_VERSION=1
 
@@ -152,6 +154,11 @@ ensure_root() {
 	fi
 	root_sources "$1" "$(debian_mirror)" | as_root tee "$dir/etc/apt/sources.list" >/dev/null
 	as_root cp -L /etc/resolv.conf /etc/hosts "$dir/etc/"
+	# The extra certificates this machine trusts for Node (a TLS proxy's,
+	# say), so that npm in the root reaches the registry as on the host.
+	if [ -n "${NODE_EXTRA_CA_CERTS:-}" ] && [ -f "$NODE_EXTRA_CA_CERTS" ]; then
+		as_root cp -L "$NODE_EXTRA_CA_CERTS" "$dir/$ROOT_EXTRA_CA_CERTS"
+	fi
 }
 
 # root_sync_tree MAJOR: copy this tree (without .git and build leftovers)
@@ -181,5 +188,8 @@ root_run() {
 		chroot "$dir" "$@"' sh "$dir" \
 		env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" ${CI:+CI="$CI"} \
+		${NODE_EXTRA_CA_CERTS:+NODE_EXTRA_CA_CERTS="$ROOT_EXTRA_CA_CERTS"} \
+		${http_proxy:+http_proxy="$http_proxy"} ${https_proxy:+https_proxy="$https_proxy"} \
+		${no_proxy:+no_proxy="$no_proxy"} \
 		DEBIAN_FRONTEND=noninteractive "$@"
 }

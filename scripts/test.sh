@@ -3,10 +3,14 @@
 # major: 15 on the host (Debian 12), 17, 18 and 19 each in a Debian root of
 # the suite that packages it (scripts/roots.sh builds and caches them).
 #
-# usage: scripts/test.sh [--pg MAJOR]...
+# usage: scripts/test.sh [--pg MAJOR]... [--citus-tarball FILE]
 #
-#   --pg MAJOR   test only this major (repeatable); default: all of
-#                PG_MAJORS in scripts/lib.sh
+#   --pg MAJOR             test only this major (repeatable); default: all
+#                          of PG_MAJORS in scripts/lib.sh
+#   --citus-tarball FILE   build Citus from this release source for the
+#                          majors it supports and run t/304_citus.pl there
+#                          (default: $SNOWFLAKE_CITUS_TARBALL; without one,
+#                          that test skips, saying where to put it)
 #
 # For each major, on the host or in its root, the same procedure (run_major
 # below): install the Debian packages it needs; build with that suite's
@@ -33,20 +37,26 @@ set -euo pipefail
 # -Wno-unused-parameter: PostgreSQL's own headers trip it.
 TEST_CFLAGS="-Wall -Wextra -Werror -Wno-unused-parameter -DUSE_ASSERT_CHECKING"
 
-usage() { sed -n '6,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '6,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 majors=()
 here=
 result=
+citus_tarball=${SNOWFLAKE_CITUS_TARBALL:-}
 while [ $# -gt 0 ]; do
 	case $1 in
 		--pg) [ $# -ge 2 ] || usage; majors+=("$2"); shift 2 ;;
 		--here) here=1; shift ;;
 		--result) [ $# -ge 2 ] || usage; result=$2; shift 2 ;;
+		--citus-tarball) [ $# -ge 2 ] || usage; citus_tarball=$2; shift 2 ;;
 		*) usage ;;
 	esac
 done
 [ ${#majors[@]} -gt 0 ] || majors=("${PG_MAJORS[@]}")
+if [ -n "$citus_tarball" ]; then
+	[ -f "$citus_tarball" ] || die "the Citus tarball $citus_tarball does not exist"
+	citus_tarball=$(cd "$(dirname "$citus_tarball")" && pwd)/$(basename "$citus_tarball")
+fi
 for m in "${majors[@]}"; do
 	[ -n "${PG_SUITE[$m]:-}" ] ||
 		die "PostgreSQL $m is not in the matrix (${PG_MAJORS[*]}): 16 is packaged by no Debian suite we can reach, 13 and 14 are not supported"
@@ -128,6 +138,17 @@ run_major() {
 	make -C "$REPO" -s PG_CONFIG="$PG_CONFIG" clean	# so every file gets the flags below
 	PG_CFLAGS=$TEST_CFLAGS build_and_install
 
+	# Citus, for t/304_citus.pl, where it supports this major: built (or
+	# taken from its cache) now.  SNOWFLAKE_CITUS=1 makes that test fail,
+	# rather than skip, if Citus is not installed after all.
+	unset SNOWFLAKE_CITUS
+	if [ -n "$citus_tarball" ] && citus_supports "$PG_MAJOR"; then
+		say "Building Citus for PostgreSQL $PG_MAJOR (scripts/build-citus.sh)"
+		bash "$REPO/scripts/build-citus.sh" "$citus_tarball" "$PG_CONFIG" ||
+			say "Citus did not build for PostgreSQL $PG_MAJOR: t/304_citus.pl will fail"
+		export SNOWFLAKE_CITUS=1
+	fi
+
 	copy=$(owned_tmpdir test)
 	copy_tree "$REPO" "$copy"
 	if is_root; then
@@ -199,7 +220,8 @@ test_major() {
 	t0=$(date +%s)
 	if [ "$major" = "$host" ]; then
 		echo "host (Debian ${PG_SUITE[$major]})" >"$RESULTS/$major.where"
-		bash "$REPO/scripts/test.sh" --here --pg "$major" --result "$RESULTS/$major.result" || status=$?
+		bash "$REPO/scripts/test.sh" --here --pg "$major" --result "$RESULTS/$major.result" \
+			${citus_tarball:+--citus-tarball "$citus_tarball"} || status=$?
 	else
 		echo "root (Debian $(root_suites "$major" | sed 's/ / + /'))" >"$RESULTS/$major.where"
 		dir=$(root_dir "$major")
@@ -209,8 +231,10 @@ test_major() {
 			{ as_root find "$dir/tmp" -mindepth 1 -maxdepth 1 -name 'snowflake-*' -exec rm -rf {} + &&
 				as_root rm -f "$dir/build/result" &&
 				root_sync_tree "$major" &&
+				root_copy_citus "$major" &&
 				root_run "$major" bash /build/snowflake/scripts/test.sh --here --pg "$major" \
-					--result /build/result; } || status=$?
+					--result /build/result ${citus_tarball:+--citus-tarball "$ROOT_CITUS_DIR/$(basename "$citus_tarball")"}; } ||
+				status=$?
 			if [ -f "$dir/build/result" ]; then cp "$dir/build/result" "$RESULTS/$major.result"; fi
 			[ "$status" -eq 0 ] || echo "(paths inside the root are under $dir)"
 		else
@@ -220,6 +244,15 @@ test_major() {
 	fi
 	echo $(($(date +%s) - t0)) >"$RESULTS/$major.seconds"
 	echo "$status" >"$RESULTS/$major.status"
+}
+
+# root_copy_citus MAJOR: the Citus tarball, if any, into the root (at
+# ROOT_CITUS_DIR) when Citus supports MAJOR.
+ROOT_CITUS_DIR=/build/citus
+root_copy_citus() {
+	[ -n "$citus_tarball" ] && citus_supports "$1" || return 0
+	as_root mkdir -p "$(root_dir "$1")$ROOT_CITUS_DIR" &&
+		as_root cp "$citus_tarball" "$(root_dir "$1")$ROOT_CITUS_DIR/"
 }
 
 # field MAJOR NAME: one value from MAJOR's result file

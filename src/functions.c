@@ -26,7 +26,7 @@ static bool session_has_id = false;
 Datum
 snowflake_nextval(PG_FUNCTION_ARGS)
 {
-	int64		id = snowflake_next_id();
+	int64		id = sf_next_id();
 
 	session_last_id = id;
 	session_has_id = true;
@@ -74,7 +74,7 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 		do
 		{
 			block = palloc(sizeof(SnowflakeBlock));
-			n -= snowflake_reserve(n, block);
+			n -= sf_reserve(n, block);
 			if (block->count > 0)
 				batch->blocks = lappend(batch->blocks, block);
 		} while (n > 0);
@@ -89,7 +89,7 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 		SRF_RETURN_DONE(funcctx);
 
 	block = lfirst(batch->current);
-	id = snowflake_block_id(snowflake_layout(), block, batch->next++);
+	id = sf_block_id(sf_layout(), block, batch->next++);
 	if (batch->next == block->count)
 	{
 		batch->current = lnext(batch->blocks, batch->current);
@@ -104,7 +104,7 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 Datum
 snowflake_currval(PG_FUNCTION_ARGS)
 {
-	snowflake_require_preload();
+	sf_require_preload();
 	if (!session_has_id)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -116,8 +116,8 @@ snowflake_currval(PG_FUNCTION_ARGS)
 Datum
 snowflake_parse(PG_FUNCTION_ARGS)
 {
-	int64		id = snowflake_check_id(PG_GETARG_INT64(0));
-	const SnowflakeLayout *layout = snowflake_layout();
+	int64		id = sf_check_id(PG_GETARG_INT64(0));
+	const SnowflakeLayout *layout = sf_layout();
 	TupleDesc	tupdesc;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
@@ -128,9 +128,9 @@ snowflake_parse(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
-	snowflake_check_id_fits(layout, id);
-	snowflake_decompose(layout, id, &timestamp, &worker, &sequence);
-	values[0] = TimestampTzGetDatum(snowflake_timestamp_to_timestamptz(layout, timestamp));
+	sf_check_id_fits(layout, id);
+	sf_decompose(layout, id, &timestamp, &worker, &sequence);
+	values[0] = TimestampTzGetDatum(sf_timestamp_to_timestamptz(layout, timestamp));
 	values[1] = Int32GetDatum((int32) worker);
 	values[2] = Int32GetDatum((int32) sequence);
 
@@ -168,7 +168,7 @@ typedef enum StatsVersion
 static Datum
 stats_internal(FunctionCallInfo fcinfo, StatsVersion version)
 {
-	const SnowflakeLayout *layout = snowflake_layout();
+	const SnowflakeLayout *layout = sf_layout();
 	int			shift = layout->worker_bits + layout->sequence_bits;
 	TupleDesc	tupdesc;
 	Datum		values[STATS_COLUMNS_V1_3];
@@ -187,7 +187,7 @@ stats_internal(FunctionCallInfo fcinfo, StatsVersion version)
 		elog(ERROR, "snowflake_stats() has %d columns, which does not match the library; run ALTER EXTENSION snowflake UPDATE",
 			 tupdesc->natts);
 
-	snowflake_get_stats(&stats, &last_id, &mark_id, &drift_ms);
+	sf_get_stats(&stats, &last_id, &mark_id, &drift_ms);
 	memset(nulls, 0, sizeof(nulls));
 
 	nulls[i] = snowflake_worker_id == SNOWFLAKE_WORKER_ID_UNSET;
@@ -196,7 +196,7 @@ stats_internal(FunctionCallInfo fcinfo, StatsVersion version)
 	values[i++] = Int32GetDatum(layout->timestamp_bits);
 	values[i++] = Int32GetDatum(layout->worker_bits);
 	values[i++] = Int32GetDatum(layout->sequence_bits);
-	values[i++] = TimestampTzGetDatum(snowflake_lifetime_end(layout));
+	values[i++] = TimestampTzGetDatum(sf_lifetime_end(layout));
 	values[i++] = Int64GetDatum(stats.ids_issued);
 	SET_ID_COLUMN(i, last_id);
 	i++;
@@ -211,10 +211,10 @@ stats_internal(FunctionCallInfo fcinfo, StatsVersion version)
 	 * instant timestamptz cannot hold; show NULL rather than fail the whole
 	 * row, which is what one looks at to diagnose such a change.
 	 */
-	if (mark_id < 0 || !snowflake_timestamp_fits(layout, mark_id >> shift))
+	if (mark_id < 0 || !sf_timestamp_fits(layout, mark_id >> shift))
 		nulls[i] = true;
 	else
-		values[i] = TimestampTzGetDatum(snowflake_timestamp_to_timestamptz(layout, mark_id >> shift));
+		values[i] = TimestampTzGetDatum(sf_timestamp_to_timestamptz(layout, mark_id >> shift));
 	i++;
 	values[i++] = Int64GetDatum(stats.marks_by_callers + stats.marks_ahead);
 	if (version >= STATS_V1_3)
@@ -256,6 +256,6 @@ snowflake_stats_1_3(PG_FUNCTION_ARGS)
 Datum
 snowflake_stats_reset(PG_FUNCTION_ARGS)
 {
-	snowflake_reset_stats();
+	sf_reset_stats();
 	PG_RETURN_VOID();
 }

@@ -9,7 +9,7 @@
  * LWLock of the named tranche "snowflake":
  *
  *	lock		protects every field of the state but mark_cv.
- *				snowflake_reserve() takes it exclusively, reads the wall
+ *				sf_reserve() takes it exclusively, reads the wall
  *				clock, runs generator_step() and releases it.
  *				generator_step() is plain arithmetic: no I/O, no elog, no
  *				allocation, so the lock is held for a few dozen nanoseconds.
@@ -144,7 +144,7 @@ typedef enum SnowflakeStep
 static SnowflakeState *state = NULL;
 
 Size
-snowflake_shmem_size(void)
+sf_shmem_size(void)
 {
 	return MAXALIGN(sizeof(SnowflakeState));
 }
@@ -155,11 +155,11 @@ snowflake_shmem_size(void)
  * and after a crash, so the state starts from the persisted mark.
  */
 void
-snowflake_shmem_init(void)
+sf_shmem_init(void)
 {
 	bool		found;
 
-	state = ShmemInitStruct("snowflake", snowflake_shmem_size(), &found);
+	state = ShmemInitStruct("snowflake", sf_shmem_size(), &found);
 	if (!found)
 	{
 		LWLockPadded *locks = GetNamedLWLockTranche("snowflake");
@@ -169,7 +169,7 @@ snowflake_shmem_init(void)
 		state->lock = &locks[0].lock;
 		ConditionVariableInit(&state->mark_cv);
 		state->mark_writing = false;
-		state->mark_unreadable = !snowflake_read_mark_file(&mark);
+		state->mark_unreadable = !sf_read_mark_file(&mark);
 		state->last_id = mark;
 		state->mark_id = mark;
 		state->last_clock = PG_INT64_MIN;
@@ -185,7 +185,7 @@ snowflake_shmem_init(void)
  * mark went up, that is, whether the mark file must be rewritten.
  */
 bool
-snowflake_raise_mark(int64 mark_id)
+sf_raise_mark(int64 mark_id)
 {
 	bool		raised;
 
@@ -290,7 +290,7 @@ generator_step(const SnowflakeLayout *layout, int64 worker, int64 now,
 	first = (ts << seq_bits) | seq;
 	last = first + Min(n, ((limit_ts << seq_bits) | layout->max_sequence) - first + 1) - 1;
 
-	*id = snowflake_compose(layout, last >> seq_bits, worker,
+	*id = sf_compose(layout, last >> seq_bits, worker,
 							last & layout->max_sequence);
 	if (*id > state->mark_id)
 		return STEP_NEED_MARK;
@@ -363,7 +363,7 @@ refuse(SnowflakeStep step, const SnowflakeLayout *layout, int64 drift)
 					 errdetail("With %d timestamp bits and snowflake.epoch %s, the last millisecond an ID can carry is %s.",
 							   layout->timestamp_bits,
 							   pstrdup(timestamptz_to_str(layout->epoch)),
-							   pstrdup(timestamptz_to_str(snowflake_lifetime_end(layout)))),
+							   pstrdup(timestamptz_to_str(sf_lifetime_end(layout)))),
 					 errhint("A new epoch or layout changes the meaning of every ID: plan it as a migration.")));
 			break;
 		case STEP_MARK_UNREADABLE:
@@ -403,12 +403,12 @@ write_mark(const SnowflakeLayout *layout, int64 id, bool ahead)
 {
 	int			shift = layout->worker_bits + layout->sequence_bits;
 	int64		mark_ts = Min((id >> shift) + MARK_WINDOW_MS, layout->max_timestamp);
-	int64		mark = snowflake_compose(layout, mark_ts, layout->max_worker,
+	int64		mark = sf_compose(layout, mark_ts, layout->max_worker,
 										 layout->max_sequence);
 
 	PG_ENSURE_ERROR_CLEANUP(end_mark_write, (Datum) 0);
 	{
-		snowflake_persist_mark(mark);
+		sf_persist_mark(mark);
 	}
 	PG_END_ENSURE_ERROR_CLEANUP(end_mark_write, (Datum) 0);
 
@@ -518,11 +518,11 @@ sf_write_mark_ahead(void)
 	LWLockRelease(state->lock);
 
 	/* a wish means a caller got IDs, so the layout is known to be valid */
-	layout = snowflake_layout();
+	layout = sf_layout();
 	shift = layout->worker_bits + layout->sequence_bits;
 
 	LWLockAcquire(state->lock, LW_EXCLUSIVE);
-	now = snowflake_clock_ms(layout);
+	now = sf_clock_ms(layout);
 	if (!state->mark_writing && !state->mark_unreadable &&
 		state->last_id >= 0 && state->mark_id >= 0 &&
 		mark_lead_ms(layout, now) < MARK_AHEAD_MS &&
@@ -535,7 +535,7 @@ sf_write_mark_ahead(void)
 	LWLockRelease(state->lock);
 
 	if (write)
-		write_mark(layout, snowflake_compose(layout, base_ts, 0, 0), true);
+		write_mark(layout, sf_compose(layout, base_ts, 0, 0), true);
 	return write;
 }
 
@@ -575,9 +575,9 @@ wait_for_clock(int64 ms)
  * n = 0 it reserves nothing, after the same checks (and waits) as for n = 1.
  */
 int64
-snowflake_reserve(int64 n, SnowflakeBlock *block)
+sf_reserve(int64 n, SnowflakeBlock *block)
 {
-	const SnowflakeLayout *layout = snowflake_layout();
+	const SnowflakeLayout *layout = sf_layout();
 	int64		worker = checked_worker_id(layout);
 	TimestampTz wait_started = 0;
 	bool		slept = false;
@@ -605,7 +605,7 @@ snowflake_reserve(int64 n, SnowflakeBlock *block)
 		Latch	   *wake = NULL;
 
 		LWLockAcquire(state->lock, LW_EXCLUSIVE);
-		now = snowflake_clock_ms(layout);
+		now = sf_clock_ms(layout);
 		step = generator_step(layout, worker, now, snowflake_max_drift, n,
 							  block, &id, &excess, &stepped_back);
 		/* the mark's lead runs short: ask the mark writer for the next one */
@@ -663,24 +663,24 @@ snowflake_reserve(int64 n, SnowflakeBlock *block)
 
 /* The i-th ID (from 0) of a reserved block. */
 int64
-snowflake_block_id(const SnowflakeLayout *layout, const SnowflakeBlock *block,
+sf_block_id(const SnowflakeLayout *layout, const SnowflakeBlock *block,
 				   int64 i)
 {
 	int64		pos = block->first + i;
 
 	Assert(i >= 0 && i < block->count);
-	return snowflake_compose(layout, pos >> layout->sequence_bits,
+	return sf_compose(layout, pos >> layout->sequence_bits,
 							 block->worker, pos & layout->max_sequence);
 }
 
 /* Issue the next ID: a block of one. */
 int64
-snowflake_next_id(void)
+sf_next_id(void)
 {
 	SnowflakeBlock block;
 
-	(void) snowflake_reserve(1, &block);
-	return snowflake_block_id(snowflake_layout(), &block, 0);
+	(void) sf_reserve(1, &block);
+	return sf_block_id(sf_layout(), &block, 0);
 }
 
 /*
@@ -688,10 +688,10 @@ snowflake_next_id(void)
  * is how far the last ID's timestamp is ahead of the clock now.
  */
 void
-snowflake_get_stats(SnowflakeStats *stats, int64 *last_id, int64 *mark_id,
+sf_get_stats(SnowflakeStats *stats, int64 *last_id, int64 *mark_id,
 					int64 *drift_ms)
 {
-	const SnowflakeLayout *layout = snowflake_layout();
+	const SnowflakeLayout *layout = sf_layout();
 	int			shift = layout->worker_bits + layout->sequence_bits;
 
 	LWLockAcquire(state->lock, LW_SHARED);
@@ -701,13 +701,13 @@ snowflake_get_stats(SnowflakeStats *stats, int64 *last_id, int64 *mark_id,
 	LWLockRelease(state->lock);
 
 	*drift_ms = *last_id < 0 ? 0 :
-		Max((*last_id >> shift) - snowflake_clock_ms(layout), 0);
+		Max((*last_id >> shift) - sf_clock_ms(layout), 0);
 }
 
 void
-snowflake_reset_stats(void)
+sf_reset_stats(void)
 {
-	snowflake_require_preload();
+	sf_require_preload();
 
 	LWLockAcquire(state->lock, LW_EXCLUSIVE);
 	memset(&state->stats, 0, sizeof(SnowflakeStats));

@@ -22,8 +22,7 @@
  *							about 69.7 years
  *
  * Also here: the mapping from instants to timestamp fields that the time
- * helpers share, and Crockford base32, the fixed-width text form of an ID
- * (which does not depend on the layout at all).
+ * helpers share.
  *
  *-------------------------------------------------------------------------
  */
@@ -267,7 +266,7 @@ read_zone_name(const char *p, struct pg_tm *tm, int *tz)
  * errdetail and returns false.
  */
 bool
-snowflake_parse_epoch(const char *str, TimestampTz *result,
+sf_parse_epoch(const char *str, TimestampTz *result,
 					  const char **problem)
 {
 	const char *p = str;
@@ -311,27 +310,12 @@ static TimestampTz loaded_epoch;
 static const char *loaded_epoch_problem = NULL;
 
 void
-snowflake_load_epoch(void)
+sf_load_epoch(void)
 {
-	/* on failure, the problem is kept for snowflake_layout() to report */
-	if (snowflake_parse_epoch(snowflake_epoch, &loaded_epoch,
+	/* on failure, the problem is kept for sf_layout() to report */
+	if (sf_parse_epoch(snowflake_epoch, &loaded_epoch,
 							  &loaded_epoch_problem))
 		loaded_epoch_problem = NULL;
-}
-
-/*
- * Refuse politely when the library was not preloaded: without it there are
- * no settings and no shared generator.
- */
-void
-snowflake_require_preload(void)
-{
-	if (!snowflake_preloaded)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("snowflake must be loaded via shared_preload_libraries"),
-				 errdetail("The generator and its settings live in shared memory, which is set up only when the server starts."),
-				 errhint("Add snowflake to shared_preload_libraries in postgresql.conf and restart the server.")));
 }
 
 /*
@@ -339,7 +323,7 @@ snowflake_require_preload(void)
  * preloaded or the settings cannot describe a usable layout.
  */
 const SnowflakeLayout *
-snowflake_layout(void)
+sf_layout(void)
 {
 	static SnowflakeLayout layout;
 	static bool valid = false;
@@ -348,7 +332,7 @@ snowflake_layout(void)
 	if (valid)
 		return &layout;
 
-	snowflake_require_preload();
+	sf_require_preload();
 
 	/*
 	 * The check hook lets an invalid epoch in postgresql.conf through at
@@ -393,7 +377,7 @@ snowflake_layout(void)
  * plain clock read.
  */
 int64
-snowflake_clock_ms(const SnowflakeLayout *layout)
+sf_clock_ms(const SnowflakeLayout *layout)
 {
 	int64		us = GetCurrentTimestamp() - layout->epoch;
 
@@ -401,7 +385,7 @@ snowflake_clock_ms(const SnowflakeLayout *layout)
 }
 
 int64
-snowflake_compose(const SnowflakeLayout *layout, int64 timestamp,
+sf_compose(const SnowflakeLayout *layout, int64 timestamp,
 				  int64 worker, int64 sequence)
 {
 	Assert(timestamp >= 0 && timestamp <= layout->max_timestamp);
@@ -414,7 +398,7 @@ snowflake_compose(const SnowflakeLayout *layout, int64 timestamp,
 }
 
 void
-snowflake_decompose(const SnowflakeLayout *layout, int64 id,
+sf_decompose(const SnowflakeLayout *layout, int64 id,
 					int64 *timestamp, int64 *worker, int64 *sequence)
 {
 	Assert(id >= 0);
@@ -438,7 +422,7 @@ floor_ms(TimestampTz us)
  * issues one, and decoding one would give nonsense.
  */
 int64
-snowflake_check_id(int64 id)
+sf_check_id(int64 id)
 {
 	if (id < 0)
 		ereport(ERROR,
@@ -455,7 +439,7 @@ snowflake_check_id(int64 id)
  * layout's lifetime.  (Under 63 bits every non-negative bigint fits.)
  */
 void
-snowflake_check_id_fits(const SnowflakeLayout *layout, int64 id)
+sf_check_id_fits(const SnowflakeLayout *layout, int64 id)
 {
 	if (id > layout->max_id)
 		ereport(ERROR,
@@ -471,7 +455,7 @@ snowflake_check_id_fits(const SnowflakeLayout *layout, int64 id)
  * wide layouts can hold timestamps beyond PostgreSQL's range.
  */
 bool
-snowflake_timestamp_fits(const SnowflakeLayout *layout, int64 timestamp)
+sf_timestamp_fits(const SnowflakeLayout *layout, int64 timestamp)
 {
 	/* in milliseconds: END_TIMESTAMP - epoch overflows for early epochs */
 	return timestamp <= floor_ms(END_TIMESTAMP - 1) - layout->epoch / 1000;
@@ -482,12 +466,12 @@ snowflake_timestamp_fits(const SnowflakeLayout *layout, int64 timestamp)
  * cannot hold it.
  */
 TimestampTz
-snowflake_timestamp_to_timestamptz(const SnowflakeLayout *layout,
+sf_timestamp_to_timestamptz(const SnowflakeLayout *layout,
 								   int64 timestamp)
 {
 	Assert(timestamp >= 0);
 
-	if (!snowflake_timestamp_fits(layout, timestamp))
+	if (!sf_timestamp_fits(layout, timestamp))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 				 errmsg("snowflake timestamp " INT64_FORMAT " is out of range for timestamp with time zone",
@@ -508,7 +492,7 @@ snowflake_timestamp_to_timestamptz(const SnowflakeLayout *layout,
  * subtraction of two large timestamps can overflow.
  */
 int64
-snowflake_ms_since_epoch(const SnowflakeLayout *layout, TimestampTz ts,
+sf_ms_since_epoch(const SnowflakeLayout *layout, TimestampTz ts,
 						 bool *exact)
 {
 	Assert(!TIMESTAMP_NOT_FINITE(ts));
@@ -524,7 +508,7 @@ snowflake_ms_since_epoch(const SnowflakeLayout *layout, TimestampTz ts,
  * timestamp with time zone, the last whole millisecond of its range.
  */
 TimestampTz
-snowflake_lifetime_end(const SnowflakeLayout *layout)
+sf_lifetime_end(const SnowflakeLayout *layout)
 {
 	int64		last = floor_ms(END_TIMESTAMP - 1) - layout->epoch / 1000;
 
@@ -539,21 +523,21 @@ snowflake_lifetime_end(const SnowflakeLayout *layout)
  * millisecond are rounded down to it.
  */
 int64
-snowflake_timestamptz_to_timestamp(const SnowflakeLayout *layout,
+sf_timestamptz_to_timestamp(const SnowflakeLayout *layout,
 								   TimestampTz ts)
 {
 	int64		ms = -1;
 	bool		exact;
 
 	if (!TIMESTAMP_NOT_FINITE(ts))
-		ms = snowflake_ms_since_epoch(layout, ts, &exact);
+		ms = sf_ms_since_epoch(layout, ts, &exact);
 
 	if (ms < 0 || ms > layout->max_timestamp)
 	{
 		/* timestamptz_to_str() returns a static buffer: copy each result */
 		char	   *given = pstrdup(timestamptz_to_str(ts));
 		char	   *first = pstrdup(timestamptz_to_str(layout->epoch));
-		char	   *last = pstrdup(timestamptz_to_str(snowflake_lifetime_end(layout)));
+		char	   *last = pstrdup(timestamptz_to_str(sf_lifetime_end(layout)));
 
 		ereport(ERROR,
 				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
@@ -563,95 +547,4 @@ snowflake_timestamptz_to_timestamp(const SnowflakeLayout *layout,
 						   layout->timestamp_bits, first, last)));
 	}
 	return ms;
-}
-
-/*
- * Crockford's base32: the digits, then the letters without I, L, O and U.
- * The alphabet is in ASCII order, so fixed-width encodings sort like the
- * numbers they encode (in the C collation).  Sized by the string, NUL
- * included: a [32] array would drop the NUL, which GCC 15 warns about.
- */
-static const char crockford_digits[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-
-StaticAssertDecl(sizeof(crockford_digits) == 32 + 1,
-				 "crockford_digits holds 32 digits");
-
-/*
- * Each accepted character's value plus one; 0 marks a character that is not
- * a digit.  Lowercase is accepted, and so are Crockford's aliases: O for 0,
- * I and L for 1.
- */
-static const uint8 crockford_values[128] = {
-	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
-	['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
-	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
-	['F'] = 16, ['G'] = 17, ['H'] = 18, ['J'] = 19, ['K'] = 20,
-	['M'] = 21, ['N'] = 22, ['P'] = 23, ['Q'] = 24, ['R'] = 25,
-	['S'] = 26, ['T'] = 27, ['V'] = 28, ['W'] = 29, ['X'] = 30,
-	['Y'] = 31, ['Z'] = 32,
-	['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15,
-	['f'] = 16, ['g'] = 17, ['h'] = 18, ['j'] = 19, ['k'] = 20,
-	['m'] = 21, ['n'] = 22, ['p'] = 23, ['q'] = 24, ['r'] = 25,
-	['s'] = 26, ['t'] = 27, ['v'] = 28, ['w'] = 29, ['x'] = 30,
-	['y'] = 31, ['z'] = 32,
-	['O'] = 1, ['o'] = 1,
-	['I'] = 2, ['i'] = 2, ['L'] = 2, ['l'] = 2,
-};
-
-/*
- * Write a non-negative ID as SNOWFLAKE_BASE32_LENGTH uppercase digits and a
- * terminating NUL into buf.  Thirteen digits hold 65 bits, so the first digit
- * of a 63-bit value is 0 to 7.
- */
-void
-snowflake_base32_encode(int64 id, char *buf)
-{
-	uint64		value = (uint64) id;
-	int			i;
-
-	Assert(id >= 0);
-
-	for (i = SNOWFLAKE_BASE32_LENGTH - 1; i >= 0; i--)
-	{
-		buf[i] = crockford_digits[value & 31];
-		value >>= 5;
-	}
-	buf[SNOWFLAKE_BASE32_LENGTH] = '\0';
-}
-
-/*
- * Read len bytes of base32 into *result.  Checks, in this order, that every
- * byte is a digit (else sets *bad_offset to the first one that is not), that
- * there are exactly SNOWFLAKE_BASE32_LENGTH of them, and that the value fits
- * in 63 bits.  Never throws.
- */
-SnowflakeBase32Status
-snowflake_base32_decode(const char *str, int len, int64 *result,
-						int *bad_offset)
-{
-	uint64		value = 0;
-	int			i;
-
-	for (i = 0; i < len; i++)
-	{
-		unsigned char c = (unsigned char) str[i];
-
-		if (c >= lengthof(crockford_values) || crockford_values[c] == 0)
-		{
-			*bad_offset = i;
-			return SNOWFLAKE_BASE32_BAD_DIGIT;
-		}
-	}
-	if (len != SNOWFLAKE_BASE32_LENGTH)
-		return SNOWFLAKE_BASE32_BAD_LENGTH;
-
-	/* 13 digits are 65 bits: the first must leave the top two bits clear */
-	if (crockford_values[(unsigned char) str[0]] - 1 > 7)
-		return SNOWFLAKE_BASE32_OUT_OF_RANGE;
-
-	for (i = 0; i < len; i++)
-		value = (value << 5) | (uint64) (crockford_values[(unsigned char) str[i]] - 1);
-
-	*result = (int64) value;
-	return SNOWFLAKE_BASE32_OK;
 }

@@ -8,7 +8,7 @@
  * the last ID issued.  So, like a sequence that logs values ahead, the
  * generator never hands out an ID above the durable "mark" (an ID such that
  * every ID issued is <= it); crossing it first makes a new mark, about a
- * second ahead, durable in two places, in this order (snowflake_persist_mark):
+ * second ahead, durable in two places, in this order (sf_persist_mark):
  *
  *	file	SNOWFLAKE_MARK_FILE in the data directory: written to a temporary
  *			file, fsynced, renamed into place, and the directory fsynced.  It
@@ -156,7 +156,7 @@ write_mark_file(int64 mark_id, int elevel)
  * to issue IDs rather than guess.  Runs in the postmaster.
  */
 bool
-snowflake_read_mark_file(int64 *mark_id)
+sf_read_mark_file(int64 *mark_id)
 {
 	FILE	   *file;
 	char		buf[32];
@@ -217,20 +217,20 @@ log_mark(int64 mark_id)
  * lock held.
  */
 void
-snowflake_persist_mark(int64 mark_id)
+sf_persist_mark(int64 mark_id)
 {
 	write_mark_file(mark_id, ERROR);
 	log_mark(mark_id);
 }
 
 static void
-snowflake_redo(XLogReaderState *record)
+sf_redo(XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 	xl_snowflake_mark *xlrec;
 
 	if (info != XLOG_SNOWFLAKE_MARK)
-		elog(PANIC, "snowflake_redo: unknown op code %u", info);
+		elog(PANIC, "sf_redo: unknown op code %u", info);
 
 	/*
 	 * The file holds at least the mark in shared memory (it is read at
@@ -248,12 +248,12 @@ snowflake_redo(XLogReaderState *record)
 	 * again.
 	 */
 	xlrec = (xl_snowflake_mark *) XLogRecGetData(record);
-	if (snowflake_raise_mark(xlrec->mark_id))
+	if (sf_raise_mark(xlrec->mark_id))
 		write_mark_file(xlrec->mark_id, ERROR);
 }
 
 static void
-snowflake_desc(StringInfo buf, XLogReaderState *record)
+sf_desc(StringInfo buf, XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 
@@ -266,22 +266,22 @@ snowflake_desc(StringInfo buf, XLogReaderState *record)
 }
 
 static const char *
-snowflake_identify(uint8 info)
+sf_identify(uint8 info)
 {
 	if ((info & ~XLR_INFO_MASK) == XLOG_SNOWFLAKE_MARK)
 		return "MARK";
 	return NULL;
 }
 
-static const RmgrData snowflake_rmgr = {
+static const RmgrData sf_rmgr = {
 	.rm_name = "snowflake",
-	.rm_redo = snowflake_redo,
-	.rm_desc = snowflake_desc,
-	.rm_identify = snowflake_identify,
+	.rm_redo = sf_redo,
+	.rm_desc = sf_desc,
+	.rm_identify = sf_identify,
 };
 
 void
-snowflake_register_rmgr(void)
+sf_register_rmgr(void)
 {
-	RegisterCustomRmgr(SNOWFLAKE_RMGR_ID, (RmgrData *) &snowflake_rmgr);
+	RegisterCustomRmgr(SNOWFLAKE_RMGR_ID, (RmgrData *) &sf_rmgr);
 }

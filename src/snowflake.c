@@ -55,6 +55,21 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 void		_PG_init(void);
 
 /*
+ * Refuse politely when the library was not preloaded: without it there are
+ * no settings and no shared generator.
+ */
+void
+sf_require_preload(void)
+{
+	if (!snowflake_preloaded)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake must be loaded via shared_preload_libraries"),
+				 errdetail("The generator and its settings live in shared memory, which is set up only when the server starts."),
+				 errhint("Add snowflake to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
+/*
  * Check hooks.
  *
  * While postgresql.conf is applied at server start they accept whatever the
@@ -187,7 +202,7 @@ check_layout(const LayoutSettings *layout)
 		return false;
 	}
 	/* an epoch that does not parse is reported when it is set or used */
-	if (snowflake_parse_epoch(layout->epoch, &epoch, &problem) &&
+	if (sf_parse_epoch(layout->epoch, &epoch, &problem) &&
 		(GetCurrentTimestamp() - epoch) / 1000 > (INT64CONST(1) << bits) - 1)
 	{
 		GUC_check_errhint("%s", LAYOUT_HINT);
@@ -259,7 +274,7 @@ check_epoch(char **newval, void **extra, GucSource source)
 	if (process_shared_preload_libraries_in_progress)
 		return true;
 
-	if (!snowflake_parse_epoch(*newval, &epoch, &problem))
+	if (!sf_parse_epoch(*newval, &epoch, &problem))
 	{
 		GUC_check_errdetail("%s", problem);
 		return false;
@@ -286,23 +301,23 @@ show_worker_id(void)
 }
 
 static void
-snowflake_shmem_request(void)
+sf_shmem_request(void)
 {
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 
-	RequestAddinShmemSpace(snowflake_shmem_size());
+	RequestAddinShmemSpace(sf_shmem_size());
 	RequestNamedLWLockTranche("snowflake", 1);
 }
 
 static void
-snowflake_shmem_startup(void)
+sf_shmem_startup(void)
 {
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	snowflake_shmem_init();
+	sf_shmem_init();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -392,14 +407,14 @@ _PG_init(void)
 		return;
 
 	define_settings();
-	snowflake_load_epoch();
-	snowflake_register_rmgr();
+	sf_load_epoch();
+	sf_register_rmgr();
 	sf_register_mark_writer();
 
 	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = snowflake_shmem_request;
+	shmem_request_hook = sf_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = snowflake_shmem_startup;
+	shmem_startup_hook = sf_shmem_startup;
 
 	snowflake_preloaded = true;
 }

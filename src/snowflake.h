@@ -15,12 +15,17 @@
  * The files and their jobs:
  *	snowflake.c		module setup: GUCs, shared memory, hooks
  *	layout.c		the bit layout and the epoch: validation, encoding
+ *	base32.c		the text form of an ID
  *	generator.c		the shared generator state and the locked step
  *	mark.c			the persisted high-water mark: a file and WAL
  *	worker.c		the background worker that writes marks ahead of need
  *	functions.c		the SQL-callable functions
  *	timefuncs.c		the SQL-callable time helpers, the text form and the
  *					time-range operator with its planner support
+ *
+ * Names: C functions callable from SQL carry their SQL name (snowflake_*);
+ * internal functions shared between files start with sf_, and static ones
+ * have no prefix.
  *
  *-------------------------------------------------------------------------
  */
@@ -55,6 +60,7 @@ extern int	snowflake_max_wait;
 
 /* True once _PG_init ran from shared_preload_libraries (snowflake.c). */
 extern bool snowflake_preloaded;
+extern void sf_require_preload(void);
 
 /*
  * The layout of an ID, derived once per backend from the GUCs (which can
@@ -74,30 +80,29 @@ typedef struct SnowflakeLayout
 } SnowflakeLayout;
 
 /* layout.c */
-extern bool snowflake_parse_epoch(const char *str, TimestampTz *result,
+extern bool sf_parse_epoch(const char *str, TimestampTz *result,
 								  const char **problem);
-extern void snowflake_load_epoch(void);
-extern void snowflake_require_preload(void);
-extern const SnowflakeLayout *snowflake_layout(void);
-extern int64 snowflake_clock_ms(const SnowflakeLayout *layout);
-extern int64 snowflake_check_id(int64 id);
-extern void snowflake_check_id_fits(const SnowflakeLayout *layout, int64 id);
-extern int64 snowflake_compose(const SnowflakeLayout *layout, int64 timestamp,
+extern void sf_load_epoch(void);
+extern const SnowflakeLayout *sf_layout(void);
+extern int64 sf_clock_ms(const SnowflakeLayout *layout);
+extern int64 sf_check_id(int64 id);
+extern void sf_check_id_fits(const SnowflakeLayout *layout, int64 id);
+extern int64 sf_compose(const SnowflakeLayout *layout, int64 timestamp,
 							   int64 worker, int64 sequence);
-extern void snowflake_decompose(const SnowflakeLayout *layout, int64 id,
+extern void sf_decompose(const SnowflakeLayout *layout, int64 id,
 								int64 *timestamp, int64 *worker,
 								int64 *sequence);
-extern bool snowflake_timestamp_fits(const SnowflakeLayout *layout,
+extern bool sf_timestamp_fits(const SnowflakeLayout *layout,
 									 int64 timestamp);
-extern TimestampTz snowflake_timestamp_to_timestamptz(const SnowflakeLayout *layout,
+extern TimestampTz sf_timestamp_to_timestamptz(const SnowflakeLayout *layout,
 													  int64 timestamp);
-extern int64 snowflake_ms_since_epoch(const SnowflakeLayout *layout,
+extern int64 sf_ms_since_epoch(const SnowflakeLayout *layout,
 									  TimestampTz ts, bool *exact);
-extern TimestampTz snowflake_lifetime_end(const SnowflakeLayout *layout);
-extern int64 snowflake_timestamptz_to_timestamp(const SnowflakeLayout *layout,
+extern TimestampTz sf_lifetime_end(const SnowflakeLayout *layout);
+extern int64 sf_timestamptz_to_timestamp(const SnowflakeLayout *layout,
 												TimestampTz ts);
 
-/* The text form of an ID: fixed-width Crockford base32 (layout.c). */
+/* The text form of an ID: fixed-width Crockford base32 (base32.c). */
 #define SNOWFLAKE_BASE32_LENGTH 13
 
 typedef enum SnowflakeBase32Status
@@ -108,8 +113,8 @@ typedef enum SnowflakeBase32Status
 	SNOWFLAKE_BASE32_OUT_OF_RANGE	/* above 2^63 - 1 */
 } SnowflakeBase32Status;
 
-extern void snowflake_base32_encode(int64 id, char *buf);
-extern SnowflakeBase32Status snowflake_base32_decode(const char *str, int len,
+extern void sf_base32_encode(int64 id, char *buf);
+extern SnowflakeBase32Status sf_base32_decode(const char *str, int len,
 													 int64 *result,
 													 int *bad_offset);
 
@@ -144,16 +149,16 @@ typedef struct SnowflakeBlock
 } SnowflakeBlock;
 
 /* generator.c */
-extern Size snowflake_shmem_size(void);
-extern void snowflake_shmem_init(void);
-extern bool snowflake_raise_mark(int64 mark_id);
-extern int64 snowflake_reserve(int64 n, SnowflakeBlock *block);
-extern int64 snowflake_block_id(const SnowflakeLayout *layout,
+extern Size sf_shmem_size(void);
+extern void sf_shmem_init(void);
+extern bool sf_raise_mark(int64 mark_id);
+extern int64 sf_reserve(int64 n, SnowflakeBlock *block);
+extern int64 sf_block_id(const SnowflakeLayout *layout,
 								const SnowflakeBlock *block, int64 i);
-extern int64 snowflake_next_id(void);
-extern void snowflake_get_stats(SnowflakeStats *stats, int64 *last_id,
+extern int64 sf_next_id(void);
+extern void sf_get_stats(SnowflakeStats *stats, int64 *last_id,
 								int64 *mark_id, int64 *drift_ms);
-extern void snowflake_reset_stats(void);
+extern void sf_reset_stats(void);
 extern void sf_set_ahead_latch(Latch *latch);
 extern bool sf_write_mark_ahead(void);
 
@@ -162,8 +167,8 @@ extern void sf_register_mark_writer(void);
 extern PGDLLEXPORT void sf_mark_writer_main(Datum main_arg);
 
 /* mark.c */
-extern void snowflake_register_rmgr(void);
-extern bool snowflake_read_mark_file(int64 *mark_id);
-extern void snowflake_persist_mark(int64 mark_id);
+extern void sf_register_rmgr(void);
+extern bool sf_read_mark_file(int64 *mark_id);
+extern void sf_persist_mark(int64 mark_id);
 
 #endif							/* SNOWFLAKE_H */

@@ -85,51 +85,51 @@ PG_FUNCTION_INFO_V1(snowflake_decode);
 Datum
 snowflake_to_timestamptz(PG_FUNCTION_ARGS)
 {
-	int64		id = snowflake_check_id(PG_GETARG_INT64(0));
-	const SnowflakeLayout *layout = snowflake_layout();
+	int64		id = sf_check_id(PG_GETARG_INT64(0));
+	const SnowflakeLayout *layout = sf_layout();
 	int64		timestamp;
 	int64		worker;
 	int64		sequence;
 
-	snowflake_check_id_fits(layout, id);
-	snowflake_decompose(layout, id, &timestamp, &worker, &sequence);
-	PG_RETURN_TIMESTAMPTZ(snowflake_timestamp_to_timestamptz(layout, timestamp));
+	sf_check_id_fits(layout, id);
+	sf_decompose(layout, id, &timestamp, &worker, &sequence);
+	PG_RETURN_TIMESTAMPTZ(sf_timestamp_to_timestamptz(layout, timestamp));
 }
 
 /* The smallest ID any worker could issue in the millisecond of ts. */
 Datum
 snowflake_min_id(PG_FUNCTION_ARGS)
 {
-	const SnowflakeLayout *layout = snowflake_layout();
-	int64		timestamp = snowflake_timestamptz_to_timestamp(layout,
+	const SnowflakeLayout *layout = sf_layout();
+	int64		timestamp = sf_timestamptz_to_timestamp(layout,
 															   PG_GETARG_TIMESTAMPTZ(0));
 
-	PG_RETURN_INT64(snowflake_compose(layout, timestamp, 0, 0));
+	PG_RETURN_INT64(sf_compose(layout, timestamp, 0, 0));
 }
 
 /* The largest ID any worker could issue in the millisecond of ts. */
 Datum
 snowflake_max_id(PG_FUNCTION_ARGS)
 {
-	const SnowflakeLayout *layout = snowflake_layout();
-	int64		timestamp = snowflake_timestamptz_to_timestamp(layout,
+	const SnowflakeLayout *layout = sf_layout();
+	int64		timestamp = sf_timestamptz_to_timestamp(layout,
 															   PG_GETARG_TIMESTAMPTZ(0));
 
-	PG_RETURN_INT64(snowflake_compose(layout, timestamp,
+	PG_RETURN_INT64(sf_compose(layout, timestamp,
 									  layout->max_worker,
 									  layout->max_sequence));
 }
 
 /*
  * snowflake_compose(created_at, worker_id, sequence): the ID made of these
- * parts.  (The C name differs from the SQL name because layout.c already
- * has a snowflake_compose.)
+ * parts.  (Its C name is older than the rule that SQL-callable functions
+ * carry their SQL name: released install scripts refer to it.)
  */
 Datum
 snowflake_compose_sql(PG_FUNCTION_ARGS)
 {
-	const SnowflakeLayout *layout = snowflake_layout();
-	int64		timestamp = snowflake_timestamptz_to_timestamp(layout,
+	const SnowflakeLayout *layout = sf_layout();
+	int64		timestamp = sf_timestamptz_to_timestamp(layout,
 															   PG_GETARG_TIMESTAMPTZ(0));
 	int32		worker = PG_GETARG_INT32(1);
 	int32		sequence = PG_GETARG_INT32(2);
@@ -149,7 +149,7 @@ snowflake_compose_sql(PG_FUNCTION_ARGS)
 				 errdetail("With snowflake.sequence_bits = %d, sequence numbers go from 0 to " INT64_FORMAT ".",
 						   layout->sequence_bits, layout->max_sequence)));
 
-	PG_RETURN_INT64(snowflake_compose(layout, timestamp, worker, sequence));
+	PG_RETURN_INT64(sf_compose(layout, timestamp, worker, sequence));
 }
 
 /*
@@ -200,7 +200,7 @@ range_id_bounds(const SnowflakeLayout *layout, TypeCacheEntry *typcache,
 			return;
 		if (!TIMESTAMP_IS_NOBEGIN(bound))
 		{
-			int64		ms = snowflake_ms_since_epoch(layout, bound, &exact);
+			int64		ms = sf_ms_since_epoch(layout, bound, &exact);
 
 			first = (lower.inclusive && exact) ? ms : ms + 1;
 			if (first < 0)
@@ -216,7 +216,7 @@ range_id_bounds(const SnowflakeLayout *layout, TypeCacheEntry *typcache,
 			return;
 		if (!TIMESTAMP_IS_NOEND(bound))
 		{
-			int64		ms = snowflake_ms_since_epoch(layout, bound, &exact);
+			int64		ms = sf_ms_since_epoch(layout, bound, &exact);
 
 			last = (upper.inclusive || !exact) ? ms : ms - 1;
 			if (last > layout->max_timestamp)
@@ -228,8 +228,8 @@ range_id_bounds(const SnowflakeLayout *layout, TypeCacheEntry *typcache,
 	if (first > last)
 		return;
 
-	*lo = snowflake_compose(layout, first, 0, 0);
-	*hi = snowflake_compose(layout, last, layout->max_worker,
+	*lo = sf_compose(layout, first, 0, 0);
+	*hi = sf_compose(layout, last, layout->max_worker,
 							layout->max_sequence);
 }
 
@@ -241,7 +241,7 @@ range_argument_bounds(FunctionCallInfo fcinfo, int argno, int64 *lo, int64 *hi)
 	TypeCacheEntry *typcache = range_get_typcache(fcinfo,
 												  RangeTypeGetOid(range));
 
-	range_id_bounds(snowflake_layout(), typcache, range, lo, hi);
+	range_id_bounds(sf_layout(), typcache, range, lo, hi);
 }
 
 /*
@@ -317,7 +317,7 @@ bound_expressions(Oid funcid, Node *rangearg, Expr **lo, Expr **hi)
 		int64		hi_id;
 
 		Assert(!c->constisnull);
-		range_id_bounds(snowflake_layout(), typcache, range, &lo_id, &hi_id);
+		range_id_bounds(sf_layout(), typcache, range, &lo_id, &hi_id);
 		*lo = (Expr *) make_int8_const(lo_id);
 		*hi = (Expr *) make_int8_const(hi_id);
 	}
@@ -467,10 +467,10 @@ snowflake_in_range_support(PG_FUNCTION_ARGS)
 Datum
 snowflake_encode(PG_FUNCTION_ARGS)
 {
-	int64		id = snowflake_check_id(PG_GETARG_INT64(0));
+	int64		id = sf_check_id(PG_GETARG_INT64(0));
 	char		buf[SNOWFLAKE_BASE32_LENGTH + 1];
 
-	snowflake_base32_encode(id, buf);
+	sf_base32_encode(id, buf);
 	PG_RETURN_TEXT_P(cstring_to_text_with_len(buf, SNOWFLAKE_BASE32_LENGTH));
 }
 
@@ -495,7 +495,7 @@ snowflake_decode(PG_FUNCTION_ARGS)
 	int64		result = 0;
 	int			bad = 0;
 
-	switch (snowflake_base32_decode(str, len, &result, &bad))
+	switch (sf_base32_decode(str, len, &result, &bad))
 	{
 		case SNOWFLAKE_BASE32_OK:
 			break;

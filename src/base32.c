@@ -1,0 +1,105 @@
+/*-------------------------------------------------------------------------
+ *
+ * base32.c
+ *	  Crockford base32, the fixed-width text form of an ID.
+ *
+ * Thirteen digits from an alphabet in ASCII order, so that the text forms
+ * of IDs sort like the IDs (in the C collation).  It does not depend on the
+ * layout: any 63-bit value has one text form.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "snowflake.h"
+
+/*
+ * Crockford's base32: the digits, then the letters without I, L, O and U.
+ * The alphabet is in ASCII order, so fixed-width encodings sort like the
+ * numbers they encode (in the C collation).  Sized by the string, NUL
+ * included: a [32] array would drop the NUL, which GCC 15 warns about.
+ */
+static const char crockford_digits[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+StaticAssertDecl(sizeof(crockford_digits) == 32 + 1,
+				 "crockford_digits holds 32 digits");
+
+/*
+ * Each accepted character's value plus one; 0 marks a character that is not
+ * a digit.  Lowercase is accepted, and so are Crockford's aliases: O for 0,
+ * I and L for 1.
+ */
+static const uint8 crockford_values[128] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
+	['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
+	['F'] = 16, ['G'] = 17, ['H'] = 18, ['J'] = 19, ['K'] = 20,
+	['M'] = 21, ['N'] = 22, ['P'] = 23, ['Q'] = 24, ['R'] = 25,
+	['S'] = 26, ['T'] = 27, ['V'] = 28, ['W'] = 29, ['X'] = 30,
+	['Y'] = 31, ['Z'] = 32,
+	['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15,
+	['f'] = 16, ['g'] = 17, ['h'] = 18, ['j'] = 19, ['k'] = 20,
+	['m'] = 21, ['n'] = 22, ['p'] = 23, ['q'] = 24, ['r'] = 25,
+	['s'] = 26, ['t'] = 27, ['v'] = 28, ['w'] = 29, ['x'] = 30,
+	['y'] = 31, ['z'] = 32,
+	['O'] = 1, ['o'] = 1,
+	['I'] = 2, ['i'] = 2, ['L'] = 2, ['l'] = 2,
+};
+
+/*
+ * Write a non-negative ID as SNOWFLAKE_BASE32_LENGTH uppercase digits and a
+ * terminating NUL into buf.  Thirteen digits hold 65 bits, so the first digit
+ * of a 63-bit value is 0 to 7.
+ */
+void
+sf_base32_encode(int64 id, char *buf)
+{
+	uint64		value = (uint64) id;
+	int			i;
+
+	Assert(id >= 0);
+
+	for (i = SNOWFLAKE_BASE32_LENGTH - 1; i >= 0; i--)
+	{
+		buf[i] = crockford_digits[value & 31];
+		value >>= 5;
+	}
+	buf[SNOWFLAKE_BASE32_LENGTH] = '\0';
+}
+
+/*
+ * Read len bytes of base32 into *result.  Checks, in this order, that every
+ * byte is a digit (else sets *bad_offset to the first one that is not), that
+ * there are exactly SNOWFLAKE_BASE32_LENGTH of them, and that the value fits
+ * in 63 bits.  Never throws.
+ */
+SnowflakeBase32Status
+sf_base32_decode(const char *str, int len, int64 *result,
+						int *bad_offset)
+{
+	uint64		value = 0;
+	int			i;
+
+	for (i = 0; i < len; i++)
+	{
+		unsigned char c = (unsigned char) str[i];
+
+		if (c >= lengthof(crockford_values) || crockford_values[c] == 0)
+		{
+			*bad_offset = i;
+			return SNOWFLAKE_BASE32_BAD_DIGIT;
+		}
+	}
+	if (len != SNOWFLAKE_BASE32_LENGTH)
+		return SNOWFLAKE_BASE32_BAD_LENGTH;
+
+	/* 13 digits are 65 bits: the first must leave the top two bits clear */
+	if (crockford_values[(unsigned char) str[0]] - 1 > 7)
+		return SNOWFLAKE_BASE32_OUT_OF_RANGE;
+
+	for (i = 0; i < len; i++)
+		value = (value << 5) | (uint64) (crockford_values[(unsigned char) str[i]] - 1);
+
+	*result = (int64) value;
+	return SNOWFLAKE_BASE32_OK;
+}
