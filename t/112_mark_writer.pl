@@ -197,11 +197,19 @@ sub writer_held
 	my ($node) = @_;
 
 	trickle($node, 0, 1, 0);
-	$node->poll_query_until('postgres',
-		q{SELECT mark_time - clock_timestamp() < interval '450 ms' FROM snowflake_stats})
-	  or die 'timed out waiting for the mark to run short';
 	stall_set($stall, 'rename');
-	trickle($node, 10, 1, 0);
+
+	# wait in the server, so that the call comes right after the moment
+	$node->safe_psql('postgres', q{
+		DO $$
+		BEGIN
+			WHILE (SELECT mark_time - clock_timestamp() >= interval '450 ms'
+					 FROM snowflake_stats) LOOP
+				PERFORM pg_sleep(0.01);
+			END LOOP;
+		END
+		$$;
+		INSERT INTO ids (id, phase) VALUES (snowflake_nextval(), 10);});
 	stall_wait($stall, 'rename');
 	return;
 }
