@@ -173,8 +173,9 @@ stats_internal(FunctionCallInfo fcinfo, StatsVersion version)
 	TupleDesc	tupdesc;
 	Datum		values[STATS_COLUMNS_V1_3];
 	bool		nulls[STATS_COLUMNS_V1_3];
-	int			columns[] = {STATS_COLUMNS_V1_1, STATS_COLUMNS_V1_2,
-	STATS_COLUMNS_V1_3};
+	static const int columns[] = {
+		STATS_COLUMNS_V1_1, STATS_COLUMNS_V1_2, STATS_COLUMNS_V1_3
+	};
 	SnowflakeStats stats;
 	int64		last_id;
 	int64		mark_id;
