@@ -3,12 +3,20 @@
 # instead (sequences, gen_random_uuid()), in one throwaway cluster, in one run.
 #
 # usage: bash bench/run.sh [--pg MAJOR]
+#        bash bench/run.sh --publish [--pg MAJOR]
 #
 #   --pg MAJOR   benchmark that PostgreSQL major (default: the host's, 15 on
 #                Debian 12); a major the host does not package runs in the
 #                same Debian root as scripts/test.sh (scripts/roots.sh):
 #                the cluster runs inside the root, the report lands in
 #                BENCH_OUT on the host
+#   --publish    measure nothing: copy the last run of that major in
+#                BENCH_OUT (report.md, raw.csv, chart.png) to bench/results/
+#                (the host's major) or bench/results/pgMAJOR/, where the
+#                README links, keeping the hand-written "## About this run"
+#                section of the report it replaces.  A run writes only to
+#                BENCH_OUT (bench/out/ by default, ignored by git); this is
+#                the one step that changes bench/results/.
 #
 # Installs what is missing (Debian packages, through sudo when not root),
 # builds and installs the extension, starts its own cluster (as the postgres
@@ -42,13 +50,17 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 
+usage() { sed -n '5,6p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
 major=
 here=
+publish=
 while [ $# -gt 0 ]; do
 	case $1 in
-		--pg) [ $# -ge 2 ] || die "usage: bench/run.sh [--pg MAJOR]"; major=$2; shift 2 ;;
+		--pg) [ $# -ge 2 ] || usage; major=$2; shift 2 ;;
+		--publish) publish=1; shift ;;
 		--here) here=1; shift ;;
-		*) die "usage: bench/run.sh [--pg MAJOR]" ;;
+		*) usage ;;
 	esac
 done
 if [ -z "$here" ]; then
@@ -56,6 +68,34 @@ if [ -z "$here" ]; then
 	major=${major:-$host}
 fi
 [ -n "${PG_SUITE[$major]:-}" ] || die "PostgreSQL $major is not one of ${PG_MAJORS[*]}"
+
+# publish: the last run of $major in BENCH_OUT becomes the published one.
+publish() {
+	local out=${BENCH_OUT:-$REPO/bench/out} dest=$REPO/bench/results f about
+	[ "$major" = "$host" ] || dest=$REPO/bench/results/pg$major
+	for f in report.md raw.csv chart.png; do
+		[ -s "$out/$f" ] || die "no $out/$f: run bash bench/run.sh${major:+ --pg $major} first"
+	done
+	sed -n 3p "$out/report.md" | grep -q "PostgreSQL $major\." ||
+		die "$out/report.md is not a run of PostgreSQL $major: $(sed -n 3p "$out/report.md")"
+	mkdir -p "$dest"
+	# The hand-written part of the report being replaced: update it by hand.
+	about=
+	[ ! -f "$dest/report.md" ] || about=$(sed -n '/^## About this run$/,$p' "$dest/report.md")
+	{
+		# the run's report without its trailing blank lines
+		awk 'NF { while (blank-- > 0) print ""; blank = 0; print; next } { blank++ }' \
+			"$out/report.md"
+		[ -z "$about" ] || printf '\n%s\n' "$about"
+	} >"$dest/report.md.new"
+	mv "$dest/report.md.new" "$dest/report.md"
+	cp "$out/raw.csv" "$out/chart.png" "$dest/"
+	say "Published the run of $out in ${dest#"$REPO"/}${about:+ (its \"About this run\" kept: check it still fits the numbers)}; review with git diff"
+}
+if [ -n "$publish" ]; then
+	publish
+	exit 0
+fi
 
 # A major the host does not package: run this script in its root, with the
 # same settings, and copy the report out.

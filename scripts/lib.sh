@@ -1,5 +1,5 @@
-# scripts/lib.sh - helpers shared by demo.sh, test.sh, build-deb.sh and
-# bench/run.sh (source it, do not run it).
+# scripts/lib.sh - helpers shared by demo.sh, test.sh, build-deb.sh,
+# pgindent.sh and bench/run.sh (source it, do not run it).
 # The lists below are used by the scripts that source this file.
 # shellcheck shell=bash disable=SC2034
 
@@ -27,6 +27,9 @@ DEB_PACKAGES=(debhelper postgresql-server-dev-all dpkg-dev autopkgtest)
 # and what the benchmark adds (bench/run.sh): gnuplot for the chart,
 # valgrind for instruction counts.
 BENCH_PACKAGES=("${DEMO_PACKAGES[@]}" rsync gnuplot-nox valgrind)
+# and what scripts/pgindent.sh needs: pg_bsd_indent (pgindent itself comes
+# from PostgreSQL's source package), perl to run it, diff for --check.
+PGINDENT_PACKAGES=(pg-bsd-indent perl diffutils)
 
 # Test packages that Debian does not package for a major: NOT_PACKAGED_<major>
 # lists them (with @PG@ or the major written out).  packages_for leaves them

@@ -1,7 +1,7 @@
 
 # Copyright (c) 2026, snowflake contributors
 
-# Issue 3, test 2: after a crash (immediate stop) with the server's clock
+# After a crash (immediate stop) with the server's clock
 # 10 minutes behind, every new ID is larger than every earlier one (max_drift
 # raised), or the generator refuses (default max_drift); back at the real time
 # it goes on above everything issued.  The scenario is in t/SnowflakeTest.pm.

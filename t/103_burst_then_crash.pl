@@ -1,7 +1,7 @@
 
 # Copyright (c) 2026, snowflake contributors
 
-# Issue 3, test 3: a burst borrows time ahead of the clock (16 IDs per ms
+# A burst borrows time ahead of the clock (16 IDs per ms
 # with snowflake.sequence_bits = 4), then the server crashes and starts again
 # at the real time, which is now behind the last ID.  The persisted mark
 # covers the borrowed time: no ID is issued twice.  Twice over, so that each

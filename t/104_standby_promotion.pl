@@ -1,7 +1,7 @@
 
 # Copyright (c) 2026, snowflake contributors
 
-# Issue 3, test 4: a streaming standby made from a base backup, with the same
+# A streaming standby made from a base backup, with the same
 # worker id (postgresql.conf is copied), replays the primary's marks.  It
 # refuses to generate IDs while in recovery.  Promoted with its clock an hour
 # behind (and max_drift large enough), it issues IDs larger than every ID the

@@ -1,7 +1,7 @@
 
 # Copyright (c) 2026, snowflake contributors
 
-# Issue 3, test 5: snowflake_stats reports the marks, waits, borrows, clock
+# snowflake_stats reports the marks, waits, borrows, clock
 # rollbacks and refusals that the scenarios cause; snowflake_stats_reset()
 # zeroes the counters but not the state; a restart starts them from 0.
 #

@@ -1,7 +1,7 @@
 
 # Copyright (c) 2026, snowflake contributors
 
-# Issue 3, test 6: pulling the plug repeatedly under load.  pgbench inserts
+# Pulling the plug repeatedly under load.  pgbench inserts
 # into a table whose primary key defaults to snowflake_nextval(); the server
 # is stopped with mode "immediate" in the middle of it and started again,
 # four times.  The primary key never rejects a row, and the IDs committed

@@ -62,15 +62,7 @@ my ($returning) = $stdout =~ /^returning (\d+)$/m;
 cmp_ok($returning // 0, '>', 0, 'the ORM used INSERT ... RETURNING');
 
 # The table definitions SQLAlchemy created.
-is( $node->safe_psql(
-		'orm', q{
-		SELECT string_agg(format('%s.%s %s %s', c.relname, a.attname,
-		                         format_type(a.atttypid, a.atttypmod),
-		                         pg_get_expr(d.adbin, d.adrelid)), ', ' ORDER BY c.relname)
-		  FROM pg_attribute a
-		  JOIN pg_class c ON c.oid = a.attrelid
-		  JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-		 WHERE c.relname IN ('authors', 'books') AND a.attname = 'id'}),
+is(column_defaults($node, 'orm', [ 'authors', 'books' ], ['id']),
 	'authors.id bigint snowflake_nextval(), books.id bigint snowflake_nextval()',
 	'SQLAlchemy created bigint keys defaulting to snowflake_nextval()');
 

@@ -119,22 +119,15 @@ like(
 
 my $processed1 = check_pgbench('during the migration', $bench1);
 
-is( $node->safe_psql(
-		'postgres', q{
-		SELECT string_agg(format('%s.%s %s %s', c.relname, a.attname,
-		                         format_type(a.atttypid, a.atttypmod),
-		                         coalesce(pg_get_expr(d.adbin, d.adrelid), '-')),
-		                  ', ' ORDER BY c.relname, a.attname)
-		  FROM pg_attribute a
-		  JOIN pg_class c ON c.oid = a.attrelid
-		  LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-		 WHERE c.relname IN ('parent', 'child', 'audit_log', 'Order "Lines"')
-		   AND a.attname IN ('id', 'parent_id', 'Line Id')}),
+is( column_defaults(
+		$node, 'postgres',
+		[ 'parent', 'child', 'audit_log', 'Order "Lines"' ],
+		[ 'id', 'parent_id', 'Line Id' ]),
 	'Order "Lines".Line Id bigint snowflake_nextval(), '
-	  . 'Order "Lines".parent_id bigint -, '
+	  . 'Order "Lines".parent_id bigint no default, '
 	  . 'audit_log.id bigint snowflake_nextval(), '
 	  . 'child.id bigint snowflake_nextval(), '
-	  . 'child.parent_id bigint -, '
+	  . 'child.parent_id bigint no default, '
 	  . 'parent.id bigint snowflake_nextval()',
 	'every key defaults to snowflake_nextval() and every reference is bigint');
 

@@ -108,15 +108,7 @@ $node->safe_psql(
 # The schema the knex migration and the Drizzle section made.
 like($safe, qr/^rollback leaves extensions 0$/m,
 	'knex: rolling the migration back drops the extension');
-is( $node->safe_psql(
-		'clients', q{
-		SELECT string_agg(format('%s.id %s %s', c.relname,
-		                         format_type(a.atttypid, a.atttypmod),
-		                         pg_get_expr(d.adbin, d.adrelid)), ', ' ORDER BY c.relname)
-		  FROM pg_attribute a
-		  JOIN pg_class c ON c.oid = a.attrelid
-		  JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-		 WHERE c.relname IN ('orders', 'items') AND a.attname = 'id'}),
+is(column_defaults($node, 'clients', [ 'orders', 'items' ], ['id']),
 	'items.id bigint snowflake_nextval(), orders.id bigint snowflake_nextval()',
 	'the tables have bigint keys defaulting to snowflake_nextval()');
 

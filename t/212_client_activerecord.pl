@@ -104,16 +104,7 @@ sub check_inserts
 my ($ok, $out, $err) = app('migrate', 'shop');
 ok($ok, 'db:migrate, db:schema:dump and inserts succeed') or diag($err);
 check_inserts('shop', $out, 'after the migration');
-is( $node->safe_psql(
-		'shop', q{
-		SELECT string_agg(format('%s.%s %s %s', c.relname, a.attname,
-		                         format_type(a.atttypid, a.atttypmod),
-		                         coalesce(pg_get_expr(d.adbin, d.adrelid), 'no default')),
-		                  ', ' ORDER BY c.relname, a.attname)
-		  FROM pg_attribute a
-		  JOIN pg_class c ON c.oid = a.attrelid
-		  LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-		 WHERE c.relname IN ('customers', 'orders') AND a.attname IN ('id', 'customer_id')}),
+is(column_defaults($node, 'shop', [ 'customers', 'orders' ], [ 'id', 'customer_id' ]),
 	'customers.id bigint snowflake_nextval(), orders.customer_id bigint no default, '
 	  . 'orders.id bigint snowflake_nextval()',
 	'the migration made bigint keys defaulting to snowflake_nextval()');

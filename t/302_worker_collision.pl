@@ -80,16 +80,7 @@ isnt($sys_a, $sys_b, 'the two servers are different database systems');
 
 # Each subscribes to the other's registry; a conflict disables the
 # subscription, which is easy to alert on.
-for ([ $node_a, $node_b, 'reg_from_b' ], [ $node_b, $node_a, 'reg_from_a' ])
-{
-	my ($subscriber, $publisher, $subname) = @$_;
-	my $connstr = $publisher->connstr . ' dbname=postgres';
-	$subscriber->safe_psql('postgres',
-		"CREATE SUBSCRIPTION $subname CONNECTION '$connstr' PUBLICATION registry WITH (disable_on_error = true)"
-	);
-}
-$node_a->wait_for_subscription_sync($node_b, 'reg_from_b');
-$node_b->wait_for_subscription_sync($node_a, 'reg_from_a');
+subscribe_registries($node_a, $node_b);
 
 #
 # 1. A registers worker id 5 first; B learns it by replication.

@@ -63,16 +63,7 @@ for ([ 'a', 1 ], [ 'b', 2 ])
 	$node{$name} = $node;
 }
 my ($node_a, $node_b) = @node{ 'a', 'b' };
-for ([ $node_a, $node_b, 'reg_from_b' ], [ $node_b, $node_a, 'reg_from_a' ])
-{
-	my ($subscriber, $publisher, $subname) = @$_;
-	my $connstr = $publisher->connstr . ' dbname=postgres';
-	$subscriber->safe_psql('postgres',
-		"CREATE SUBSCRIPTION $subname CONNECTION '$connstr' PUBLICATION registry WITH (disable_on_error = true)"
-	);
-}
-$node_a->wait_for_subscription_sync($node_b, 'reg_from_b');
-$node_b->wait_for_subscription_sync($node_a, 'reg_from_a');
+subscribe_registries($node_a, $node_b);
 
 $node_a->safe_psql('postgres', "SELECT snowflake_register_worker('node-a')");
 $node_b->safe_psql('postgres', "SELECT snowflake_register_worker('node-b')");

@@ -72,6 +72,8 @@ our @EXPORT = qw(
   check_no_crash
   logged_rollbacks
   max_id
+  column_defaults
+  subscribe_registries
   read_mark_file
   issue_ids_across_marks
   clock_behind_restart_scenario
@@ -754,6 +756,62 @@ sub max_id
 	return $max;
 }
 
+=item column_defaults($node, $dbname, \@tables, \@columns)
+
+Those columns of those tables (relation names), each as "table.column type
+default", the default being "no default" where there is none, followed by
+" identity" for an identity column; ordered by table and column, joined with
+", ".  A missing column is left out, so compare the whole string.
+
+=cut
+
+sub column_defaults
+{
+	my ($node, $dbname, $tables, $columns) = @_;
+	my $list = sub {
+		join(', ', map { "'" . ($_ =~ s/'/''/gr) . "'" } @_);
+	};
+	my $tables_list = $list->(@$tables);
+	my $columns_list = $list->(@$columns);
+	return $node->safe_psql(
+		$dbname, qq{
+		SELECT string_agg(format('%s.%s %s %s', c.relname, a.attname,
+		                         format_type(a.atttypid, a.atttypmod),
+		                         coalesce(pg_get_expr(d.adbin, d.adrelid), 'no default')
+		                         || CASE a.attidentity WHEN '' THEN '' ELSE ' identity' END),
+		                  ', ' ORDER BY c.relname, a.attname)
+		  FROM pg_attribute a
+		  JOIN pg_class c ON c.oid = a.attrelid
+		  LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+		 WHERE c.relname IN ($tables_list) AND a.attname IN ($columns_list)});
+}
+
+=item subscribe_registries($node_a, $node_b)
+
+Makes two servers' registries a mesh: each subscribes to the other's
+publication "registry" (created by the test), with disable_on_error, as
+subscription "reg_from_b" on $node_a and "reg_from_a" on $node_b; returns when
+both have copied the other's rows.
+
+=cut
+
+sub subscribe_registries
+{
+	my ($node_a, $node_b) = @_;
+
+	for ([ $node_a, $node_b, 'reg_from_b' ], [ $node_b, $node_a, 'reg_from_a' ])
+	{
+		my ($subscriber, $publisher, $subname) = @$_;
+		my $connstr = $publisher->connstr . ' dbname=postgres';
+		$subscriber->safe_psql('postgres',
+			"CREATE SUBSCRIPTION $subname CONNECTION '$connstr' PUBLICATION registry WITH (disable_on_error = true)"
+		);
+	}
+	$node_a->wait_for_subscription_sync($node_b, 'reg_from_b');
+	$node_b->wait_for_subscription_sync($node_a, 'reg_from_a');
+	return;
+}
+
 =item read_mark_file($node, $exists_name, $format_name)
 
 Check that the node's F<snowflake.mark> exists (test $exists_name) and is
@@ -899,8 +957,9 @@ sub run_program
 
 =item clock_behind_restart_scenario($stop_mode)
 
-Issue 3, tests 1 and 2.  Issue IDs, stop the node with $stop_mode ("fast"
-or "immediate"), and start it with the clock 10 minutes behind.  With
+The scenario of t/101 (clean restart) and t/102 (crash).  Issue IDs, stop
+the node with $stop_mode ("fast" or "immediate"), and start it with the clock
+10 minutes behind.  With
 snowflake.max_drift raised to allow it, every new ID is larger than every
 earlier one, drift_ms shows the 10 minutes and the log is clean; with the
 default max_drift, snowflake_nextval() refuses with a clear error and no ID
