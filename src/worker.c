@@ -95,7 +95,7 @@ sf_mark_writer_main(Datum main_arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 
-		/* writes only if a caller asked, also for a wish made before a restart */
+		/* writes only if a caller asked (maybe before a restart) */
 		(void) sf_write_mark_ahead();
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L,
