@@ -528,7 +528,8 @@ sf_write_mark_ahead(void)
 		mark_lead_ms(layout, now) < MARK_AHEAD_MS &&
 		(state->mark_id >> shift) < layout->max_timestamp)
 	{
-		base_ts = Max(now, state->last_id >> shift);
+		base_ts = Min(Max(now, state->last_id >> shift),
+					  layout->max_timestamp);
 		state->mark_writing = true;
 		write = true;
 	}
@@ -618,7 +619,11 @@ sf_reserve(int64 n, SnowflakeBlock *block)
 		}
 		LWLockRelease(state->lock);
 
-		/* no system call unless the writer sleeps */
+		/*
+		 * No system call unless the writer sleeps.  Should the writer exit
+		 * meanwhile, its PGPROC's latch may belong to another process by
+		 * now, which merely wakes up once for nothing.
+		 */
 		if (wake != NULL)
 			SetLatch(wake);
 
