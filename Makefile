@@ -19,7 +19,7 @@ PGFILEDESC = "snowflake - Twitter-style 64-bit IDs"
 
 # pg_regress and isolation tests run in throwaway instances that preload the
 # library (see sql/*.conf); `make installcheck` needs no running server.
-REGRESS = upgrade settings functions parse markings stats batch \
+REGRESS = upgrade settings functions discard parse markings stats batch \
 	time_functions time_encode time_range time_partition time_properties \
 	migrate registry trusted
 REGRESS_OPTS = --temp-config=$(srcdir)/sql/preloaded.conf --temp-instance=tmp_check

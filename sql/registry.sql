@@ -43,7 +43,11 @@ SELECT pg_describe_object(classid, objid, 0) AS in_schema_snowflake
    AND 'snowflake'::regnamespace IN
        ((SELECT relnamespace FROM pg_class WHERE d.classid = 'pg_class'::regclass AND oid = d.objid),
         (SELECT pronamespace FROM pg_proc WHERE d.classid = 'pg_proc'::regclass AND oid = d.objid),
-        (SELECT typnamespace FROM pg_type WHERE d.classid = 'pg_type'::regclass AND oid = d.objid))
+        -- types of their own: not the row types of its tables (nor their
+        -- arrays), which only some PostgreSQL versions list as members
+        (SELECT t.typnamespace FROM pg_type t
+          WHERE d.classid = 'pg_type'::regclass AND t.oid = d.objid AND t.typrelid = 0
+            AND NOT EXISTS (SELECT FROM pg_type el WHERE el.oid = t.typelem AND el.typrelid <> 0)))
  ORDER BY 1;
 SELECT count(*) AS extension_tables_in_public
   FROM pg_depend d JOIN pg_class c ON d.classid = 'pg_class'::regclass AND c.oid = d.objid

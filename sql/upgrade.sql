@@ -40,11 +40,15 @@ WITH member AS (
       JOIN pg_extension e ON d.refclassid = 'pg_extension'::regclass
                          AND d.refobjid = e.oid
      WHERE e.extname = 'snowflake' AND d.deptype = 'e'
-       -- a table's or view's row type comes with it (and only some
-       -- PostgreSQL versions list it as a member)
+       -- a table's or view's row type, and that type's array type, come
+       -- with it (and only some PostgreSQL versions list them as members)
        AND NOT EXISTS (SELECT FROM pg_type t
                         WHERE d.classid = 'pg_type'::regclass
-                          AND t.oid = d.objid AND t.typrelid <> 0)
+                          AND t.oid = d.objid
+                          AND (t.typrelid <> 0
+                               OR EXISTS (SELECT FROM pg_type el
+                                           WHERE el.oid = t.typelem
+                                             AND el.typrelid <> 0)))
 ),
 rel AS (
     SELECT m.object, c.*

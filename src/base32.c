@@ -25,26 +25,23 @@ StaticAssertDecl(sizeof(crockford_digits) == 32 + 1,
 				 "crockford_digits holds 32 digits");
 
 /*
- * Each accepted character's value plus one; 0 marks a character that is not
- * a digit.  Lowercase is accepted, and so are Crockford's aliases: O for 0,
- * I and L for 1.
+ * The value of one digit, or -1 if c is not one.  Lowercase is accepted, and
+ * so are Crockford's aliases: O for 0, I and L for 1.
  */
-static const uint8 crockford_values[128] = {
-	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
-	['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
-	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
-	['F'] = 16, ['G'] = 17, ['H'] = 18, ['J'] = 19, ['K'] = 20,
-	['M'] = 21, ['N'] = 22, ['P'] = 23, ['Q'] = 24, ['R'] = 25,
-	['S'] = 26, ['T'] = 27, ['V'] = 28, ['W'] = 29, ['X'] = 30,
-	['Y'] = 31, ['Z'] = 32,
-	['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15,
-	['f'] = 16, ['g'] = 17, ['h'] = 18, ['j'] = 19, ['k'] = 20,
-	['m'] = 21, ['n'] = 22, ['p'] = 23, ['q'] = 24, ['r'] = 25,
-	['s'] = 26, ['t'] = 27, ['v'] = 28, ['w'] = 29, ['x'] = 30,
-	['y'] = 31, ['z'] = 32,
-	['O'] = 1, ['o'] = 1,
-	['I'] = 2, ['i'] = 2, ['L'] = 2, ['l'] = 2,
-};
+static int
+digit_value(unsigned char c)
+{
+	const char *p;
+
+	c = pg_ascii_toupper(c);
+	if (c == 'O')
+		return 0;
+	if (c == 'I' || c == 'L')
+		return 1;
+	if (c == '\0' || (p = strchr(crockford_digits, c)) == NULL)
+		return -1;
+	return (int) (p - crockford_digits);
+}
 
 /*
  * Write a non-negative ID as SNOWFLAKE_BASE32_LENGTH uppercase digits and a
@@ -74,17 +71,14 @@ sf_base32_encode(int64 id, char *buf)
  * in 63 bits.  Never throws.
  */
 SnowflakeBase32Status
-sf_base32_decode(const char *str, int len, int64 *result,
-						int *bad_offset)
+sf_base32_decode(const char *str, int len, int64 *result, int *bad_offset)
 {
 	uint64		value = 0;
 	int			i;
 
 	for (i = 0; i < len; i++)
 	{
-		unsigned char c = (unsigned char) str[i];
-
-		if (c >= lengthof(crockford_values) || crockford_values[c] == 0)
+		if (digit_value((unsigned char) str[i]) < 0)
 		{
 			*bad_offset = i;
 			return SNOWFLAKE_BASE32_BAD_DIGIT;
@@ -94,11 +88,11 @@ sf_base32_decode(const char *str, int len, int64 *result,
 		return SNOWFLAKE_BASE32_BAD_LENGTH;
 
 	/* 13 digits are 65 bits: the first must leave the top two bits clear */
-	if (crockford_values[(unsigned char) str[0]] - 1 > 7)
+	if (digit_value((unsigned char) str[0]) > 7)
 		return SNOWFLAKE_BASE32_OUT_OF_RANGE;
 
 	for (i = 0; i < len; i++)
-		value = (value << 5) | (uint64) (crockford_values[(unsigned char) str[i]] - 1);
+		value = (value << 5) | (uint64) digit_value((unsigned char) str[i]);
 
 	*result = (int64) value;
 	return SNOWFLAKE_BASE32_OK;

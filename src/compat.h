@@ -36,6 +36,10 @@
  *						richer one where it exists.
  *	PG_WAIT_EXTENSION	still defined in 17 and 18 (utils/wait_classes.h in
  *						18, included through pgstat.h).
+ *	ProcessUtility_hook	the signature with readOnlyTree (added in 14) and
+ *						QueryCompletion is the same in 15 to 19 (read in
+ *						the 17, 18 and 19rc1 headers), as are DiscardStmt
+ *						and DiscardMode: no shim.
  *	VARDATA_ANY			varatt.h from 16 on, included below (19 stopped
  *						bringing it in through other headers).
  *	shmem_request_hook, MarkGUCPrefixReserved, lnext(list, cell),

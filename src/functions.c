@@ -19,9 +19,21 @@ PG_FUNCTION_INFO_V1(snowflake_nextval_batch);
 PG_FUNCTION_INFO_V1(snowflake_currval);
 PG_FUNCTION_INFO_V1(snowflake_parse);
 
-/* The last ID snowflake_nextval() returned in this session. */
+/*
+ * The last ID snowflake_nextval() returned in this session, for
+ * snowflake_currval().  Like core currval(), it is per backend and not
+ * transactional, and DISCARD SEQUENCES and DISCARD ALL forget it
+ * (sf_forget_currval, called from the utility hook in snowflake.c).
+ */
 static int64 session_last_id;
 static bool session_has_id = false;
+
+/* Forget the session's last ID: snowflake_currval() is undefined again. */
+void
+sf_forget_currval(void)
+{
+	session_has_id = false;
+}
 
 Datum
 snowflake_nextval(PG_FUNCTION_ARGS)

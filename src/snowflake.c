@@ -12,6 +12,10 @@
  * (mark.c), which is why every server replaying our WAL must preload it,
  * and the background worker that writes that mark ahead of need (worker.c).
  *
+ * A utility hook makes DISCARD SEQUENCES and DISCARD ALL forget the
+ * session's snowflake_currval(), as they forget core currval(): PostgreSQL
+ * has no DISCARD callback for extensions.
+ *
  * Settings in postgresql.conf that PostgreSQL rejects are replaced by their
  * boot values with only a warning in the log.  The boot values are chosen so
  * that this is safe: snowflake.worker_id boots "unset", which refuses to
@@ -27,9 +31,11 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/parsenodes.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "tcop/utility.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
@@ -51,6 +57,7 @@ bool		snowflake_preloaded = false;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static ProcessUtility_hook_type prev_ProcessUtility_hook = NULL;
 
 void		_PG_init(void);
 
@@ -321,6 +328,40 @@ sf_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
+/*
+ * DISCARD SEQUENCES and DISCARD ALL forget what snowflake_currval() returns,
+ * as core's DiscardCommand forgets currval()'s sequences.  The session's
+ * value is forgotten only once the statement has run: DISCARD ALL refuses
+ * inside a transaction block, and then core forgets nothing either.  Like
+ * core's, forgetting is not undone if the transaction rolls back.
+ */
+static void
+sf_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
+				  bool readOnlyTree, ProcessUtilityContext context,
+				  ParamListInfo params, QueryEnvironment *queryEnv,
+				  DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+	bool		forgets_currval = false;
+
+	if (IsA(parsetree, DiscardStmt))
+	{
+		DiscardMode target = ((DiscardStmt *) parsetree)->target;
+
+		forgets_currval = target == DISCARD_ALL || target == DISCARD_SEQUENCES;
+	}
+
+	if (prev_ProcessUtility_hook)
+		prev_ProcessUtility_hook(pstmt, queryString, readOnlyTree, context,
+								 params, queryEnv, dest, qc);
+	else
+		standard_ProcessUtility(pstmt, queryString, readOnlyTree, context,
+								params, queryEnv, dest, qc);
+
+	if (forgets_currval)
+		sf_forget_currval();
+}
+
 static void
 define_settings(void)
 {
@@ -415,6 +456,8 @@ _PG_init(void)
 	shmem_request_hook = sf_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = sf_shmem_startup;
+	prev_ProcessUtility_hook = ProcessUtility_hook;
+	ProcessUtility_hook = sf_ProcessUtility;
 
 	snowflake_preloaded = true;
 }

@@ -166,6 +166,9 @@ extern bool sf_write_mark_ahead(void);
 extern void sf_register_mark_writer(void);
 extern PGDLLEXPORT void sf_mark_writer_main(Datum main_arg);
 
+/* functions.c */
+extern void sf_forget_currval(void);
+
 /* mark.c */
 extern void sf_register_rmgr(void);
 extern bool sf_read_mark_file(int64 *mark_id);

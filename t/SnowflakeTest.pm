@@ -54,6 +54,7 @@ our @EXPORT = qw(
   set_fake_clock
   start_with_fake_clock
   restart_with_fake_clock
+  fake_clock_bindir
   server_clock_offset
   clock_offset_ok
   start_with_mark_stall
@@ -77,6 +78,8 @@ our @EXPORT = qw(
   read_mark_file
   issue_ids_across_marks
   clock_behind_restart_scenario
+  active_active_workload
+  active_active_converged
   first_program
   copy_tree
   run_program
@@ -331,20 +334,30 @@ sub set_fake_clock
 	return;
 }
 
+# The environment that puts a process under the node's fake clock.
+# FAKETIME_NO_SHM: every process reads the file itself rather than sharing
+# state through shared memory.
+sub _fake_clock_env
+{
+	my ($node) = @_;
+	return (
+		LD_PRELOAD                   => $libfaketime,
+		FAKETIME_TIMESTAMP_FILE      => _clock_file($node),
+		FAKETIME_NO_CACHE            => '1',
+		FAKETIME_DONT_FAKE_MONOTONIC => '1',
+		FAKETIME_NO_SHM              => '1');
+}
+
 # Set the offset and run $action with libfaketime in the environment of
 # pg_ctl (whose start-up check compares its clock with the server's) and so
-# of the server.  FAKETIME_NO_SHM: every process reads the file itself
-# rather than sharing state through shared memory.
+# of the server.
 sub _under_fake_clock
 {
 	my ($node, $offset, $action) = @_;
+	my %env = _fake_clock_env($node);
 
 	set_fake_clock($node, $offset);
-	local $ENV{LD_PRELOAD}                   = $libfaketime;
-	local $ENV{FAKETIME_TIMESTAMP_FILE}      = _clock_file($node);
-	local $ENV{FAKETIME_NO_CACHE}            = '1';
-	local $ENV{FAKETIME_DONT_FAKE_MONOTONIC} = '1';
-	local $ENV{FAKETIME_NO_SHM}              = '1';
+	local @ENV{ keys %env } = values %env;
 	return $action->();
 }
 
@@ -368,6 +381,42 @@ sub restart_with_fake_clock
 {
 	my ($node, $offset) = @_;
 	return _under_fake_clock($node, $offset, sub { $node->restart });
+}
+
+=item fake_clock_bindir($node, $offset)
+
+For a server that a tool starts itself (pg_auto_failover's keeper runs the
+F<postgres> next to the F<pg_ctl> it is given): set the node's offset and
+make, in the node's base directory, a directory of links to the installed
+programs in which F<postgres> is a script that runs the real one under the
+node's fake clock.  The tool keeps the real time.  Returns the directory.
+
+=cut
+
+sub fake_clock_bindir
+{
+	my ($node, $offset) = @_;
+	my $bindir = $node->config_data('--bindir');
+	my $dir = File::Spec->rel2abs($node->basedir . '/fake_clock_bin');
+	my %env = _fake_clock_env($node);
+
+	set_fake_clock($node, $offset);
+	mkdir $dir or die "could not create \"$dir\": $!";
+	opendir my $dh, $bindir or die "could not read \"$bindir\": $!";
+	foreach my $program (grep { !/^\./ && $_ ne 'postgres' } readdir $dh)
+	{
+		symlink "$bindir/$program", "$dir/$program"
+		  or die "could not link \"$dir/$program\": $!";
+	}
+	closedir $dh;
+
+	open my $fh, '>', "$dir/postgres" or die "could not write \"$dir/postgres\": $!";
+	print $fh "#!/bin/sh\n",
+	  (map { "$_='$env{$_}'; export $_\n" } sort keys %env),
+	  "exec '$bindir/postgres' \"\$@\"\n";
+	close $fh or die "could not close \"$dir/postgres\": $!";
+	chmod 0755, "$dir/postgres" or die "could not chmod \"$dir/postgres\": $!";
+	return $dir;
 }
 
 =item server_clock_offset($node)
@@ -1046,6 +1095,98 @@ sub clock_behind_restart_scenario
 		'3000', 'all three phases issued their IDs');
 
 	$node->stop;
+	return;
+}
+
+=item active_active_workload($nodes, $seconds, $clients)
+
+For an active-active mesh: run pgbench on every node of @$nodes at the same
+time, $clients clients each for $seconds seconds, each transaction inserting
+one row into the table C<events (id, node)> with node = the node's index
+(1, 2, ...) and the id from its default.  Checks that no run reported an
+error or a failed transaction and that each node holds one row of its own
+per transaction.  Returns the number of rows inserted on all nodes.
+
+=cut
+
+sub active_active_workload
+{
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+	my ($nodes, $seconds, $clients) = @_;
+	my @runs;
+	my $total = 0;
+
+	for my $n (1 .. @$nodes)
+	{
+		push @runs,
+		  start_pgbench($nodes->[ $n - 1 ],
+			"INSERT INTO events (node) VALUES ($n);\n",
+			'-c', $clients, '-j', $clients, '-T', $seconds);
+	}
+	for my $n (1 .. @$nodes)
+	{
+		my $bench = finish_pgbench($runs[ $n - 1 ]);
+		my $name = $nodes->[ $n - 1 ]->name;
+
+		is($bench->{exit}, 0, "$name: pgbench exits with status 0");
+		is($bench->{stderr}, '', "$name: pgbench reports no errors");
+		is($bench->{failed} // 0, 0, "$name: no failed transaction");
+		cmp_ok($bench->{processed} // 0, '>', 0, "$name: rows were inserted");
+		is( $nodes->[ $n - 1 ]
+			  ->safe_psql('postgres', "SELECT count(*) FROM events WHERE node = $n"),
+			$bench->{processed} // -1,
+			"$name: one row of its own per transaction");
+		$total += $bench->{processed} // 0;
+	}
+	note "rows inserted on all nodes together: $total";
+	return $total;
+}
+
+=item active_active_converged($nodes, $total, $worker_ids)
+
+Wait until every node of @$nodes holds $total rows in C<events>, then check
+that all hold the same rows (count and an md5 over every id and node, in ID
+order), that no ID appears twice, and that each row's ID carries the worker
+id of the node that inserted it ($worker_ids->[node - 1]).
+
+=cut
+
+sub active_active_converged
+{
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+	my ($nodes, $total, $worker_ids) = @_;
+	my $digest_sql = q{
+		SELECT count(*), count(DISTINCT id),
+		       md5(string_agg(id::text || ':' || node, ',' ORDER BY id))
+		  FROM events};
+	my $cases = join(' ',
+		map { "WHEN $_ THEN $worker_ids->[$_ - 1]" } 1 .. @$worker_ids);
+	my @digests;
+
+	foreach my $node (@$nodes)
+	{
+		my $name = $node->name;
+
+		ok( $node->poll_query_until(
+				'postgres', "SELECT count(*) >= $total FROM events"),
+			"$name: every row arrived")
+		  or diag $node->safe_psql('postgres', 'SELECT node, count(*) FROM events GROUP BY node ORDER BY node');
+		push @digests, $node->safe_psql('postgres', $digest_sql);
+		note "$name: count, distinct IDs, md5: $digests[-1]";
+		like($digests[-1], qr/^$total\|$total\|[0-9a-f]{32}$/,
+			"$name: $total rows, no ID twice");
+		is( $node->safe_psql(
+				'postgres', qq{
+				SELECT count(*) FROM events e, snowflake_parse(e.id) p
+				 WHERE p.worker_id <> CASE e.node $cases END}),
+			'0',
+			"$name: every ID carries the worker id of the node that inserted it");
+	}
+	is_deeply([ @digests[ 1 .. $#digests ] ],
+		[ ($digests[0]) x $#digests ],
+		'every node holds the same rows (count and md5 of the IDs in order)');
 	return;
 }
 
