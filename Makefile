@@ -11,7 +11,7 @@ EXTVERSION := $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^']
 	$(SNOWFLAKE_SRCDIR)snowflake.control)
 MODULE_big = snowflake
 OBJS = src/snowflake.o src/layout.o src/base32.o src/generator.o src/mark.o src/functions.o \
-	src/timefuncs.o
+	src/timefuncs.o src/worker.o
 DATA = $(notdir $(wildcard $(SNOWFLAKE_SRCDIR)snowflake--*.sql))
 # for SNOWFLAKE_MODULE_MAGIC (src/compat.h)
 PG_CPPFLAGS = -DSNOWFLAKE_VERSION='"$(EXTVERSION)"'

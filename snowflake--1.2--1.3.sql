@@ -626,6 +626,49 @@ BEGIN
 END
 $function$;
 
+-- snowflake_stats gains marks_by_callers and marks_ahead: which marks calls
+-- wrote themselves and which the background mark writer wrote ahead of
+-- need; marks_written stays their sum.  The view depends on the function,
+-- so both are made again (with the view's grant; the comments follow).
+
+DROP VIEW snowflake_stats;
+DROP FUNCTION snowflake_stats();
+
+CREATE FUNCTION snowflake_stats(
+    OUT worker_id integer,
+    OUT epoch timestamptz,
+    OUT timestamp_bits integer,
+    OUT worker_bits integer,
+    OUT sequence_bits integer,
+    OUT lifetime_end timestamptz,
+    OUT ids_issued bigint,
+    OUT last_id bigint,
+    OUT drift_ms bigint,
+    OUT largest_drift_ms bigint,
+    OUT mark_id bigint,
+    OUT mark_time timestamptz,
+    OUT marks_written bigint,
+    OUT marks_by_callers bigint,
+    OUT marks_ahead bigint,
+    OUT clock_rollbacks bigint,
+    OUT largest_rollback_ms bigint,
+    OUT borrows bigint,
+    OUT waits bigint,
+    OUT wait_time_ms double precision,
+    OUT refusals bigint,
+    OUT stats_reset timestamptz)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowflake_stats_1_3'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+CREATE VIEW snowflake_stats AS
+    SELECT * FROM snowflake_stats();
+
+COMMENT ON VIEW snowflake_stats IS
+'One row: the generator''s settings, state and counters';
+
+GRANT SELECT ON snowflake_stats TO PUBLIC;
+
 -- Comments: one line each, short enough for \df+ and \d+.
 
 COMMENT ON FUNCTION snowflake_nextval() IS
@@ -712,7 +755,13 @@ COMMENT ON COLUMN snowflake_stats.mark_time IS
 'The instant the persisted mark stands for (NULL if beyond timestamptz)';
 
 COMMENT ON COLUMN snowflake_stats.marks_written IS
-'Marks written since the reset, each a WAL flush and a file fsync';
+'Marks written since the reset, each a WAL flush and a file fsync: marks_by_callers + marks_ahead';
+
+COMMENT ON COLUMN snowflake_stats.marks_by_callers IS
+'Marks written by calls that crossed the mark and waited for the write';
+
+COMMENT ON COLUMN snowflake_stats.marks_ahead IS
+'Marks written ahead of need by the background mark writer, off the callers'' path';
 
 COMMENT ON COLUMN snowflake_stats.clock_rollbacks IS
 'Steps back of the wall clock seen since the reset';

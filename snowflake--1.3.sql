@@ -164,6 +164,8 @@ CREATE FUNCTION snowflake_stats(
     OUT mark_id bigint,
     OUT mark_time timestamptz,
     OUT marks_written bigint,
+    OUT marks_by_callers bigint,
+    OUT marks_ahead bigint,
     OUT clock_rollbacks bigint,
     OUT largest_rollback_ms bigint,
     OUT borrows bigint,
@@ -172,7 +174,7 @@ CREATE FUNCTION snowflake_stats(
     OUT refusals bigint,
     OUT stats_reset timestamptz)
 RETURNS record
-AS 'MODULE_PATHNAME', 'snowflake_stats_1_2'
+AS 'MODULE_PATHNAME', 'snowflake_stats_1_3'
 LANGUAGE C VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION snowflake_stats() IS
@@ -221,7 +223,13 @@ COMMENT ON COLUMN snowflake_stats.mark_time IS
 'The instant the persisted mark stands for (NULL if beyond timestamptz)';
 
 COMMENT ON COLUMN snowflake_stats.marks_written IS
-'Marks written since the reset, each a WAL flush and a file fsync';
+'Marks written since the reset, each a WAL flush and a file fsync: marks_by_callers + marks_ahead';
+
+COMMENT ON COLUMN snowflake_stats.marks_by_callers IS
+'Marks written by calls that crossed the mark and waited for the write';
+
+COMMENT ON COLUMN snowflake_stats.marks_ahead IS
+'Marks written ahead of need by the background mark writer, off the callers'' path';
 
 COMMENT ON COLUMN snowflake_stats.clock_rollbacks IS
 'Steps back of the wall clock seen since the reset';

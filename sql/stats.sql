@@ -11,13 +11,18 @@ SELECT worker_id, epoch, timestamp_bits, worker_bits, sequence_bits, lifetime_en
        mark_id >= last_id AS mark_covers_last_id,
        mark_time = (snowflake_parse(mark_id)).created_at AS mark_time_matches,
        marks_written > 0 AS wrote_marks,
+       marks_written = marks_by_callers + marks_ahead AS marks_add_up,
        refusals
   FROM snowflake_stats;
 SELECT count(*) AS one_row FROM snowflake_stats();
 
--- reset zeroes the counters, not the state
+-- reset zeroes the counters, not the state (the background mark writer may
+-- still finish one mark it was asked for before the reset)
 SELECT snowflake_stats_reset();
-SELECT ids_issued, largest_drift_ms, marks_written, clock_rollbacks,
+SELECT ids_issued, largest_drift_ms, marks_by_callers,
+       marks_ahead <= 1 AS at_most_one_ahead,
+       marks_written = marks_by_callers + marks_ahead AS marks_add_up,
+       clock_rollbacks,
        largest_rollback_ms, borrows, waits, wait_time_ms, refusals,
        last_id >= snowflake_currval() AS state_kept,
        stats_reset > now() - interval '1 minute' AS just_reset

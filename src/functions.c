@@ -151,6 +151,7 @@ snowflake_parse(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(snowflake_stats);
 PG_FUNCTION_INFO_V1(snowflake_stats_1_2);
+PG_FUNCTION_INFO_V1(snowflake_stats_1_3);
 PG_FUNCTION_INFO_V1(snowflake_stats_reset);
 
 /*
@@ -160,11 +161,14 @@ PG_FUNCTION_INFO_V1(snowflake_stats_reset);
 typedef enum StatsVersion
 {
 	STATS_V1_1,					/* 19 columns */
-	STATS_V1_2					/* 1.1's, and largest_drift_ms after drift_ms */
+	STATS_V1_2,					/* 1.1's, and largest_drift_ms after drift_ms */
+	STATS_V1_3					/* 1.2's, and marks_by_callers, marks_ahead
+								 * after marks_written */
 } StatsVersion;
 
 #define STATS_COLUMNS_V1_1	19
 #define STATS_COLUMNS_V1_2	20
+#define STATS_COLUMNS_V1_3	22
 
 /* An int64 that may be "none" (-1) as a nullable bigint column. */
 #define SET_ID_COLUMN(i, v) \
@@ -179,8 +183,11 @@ stats_internal(FunctionCallInfo fcinfo, StatsVersion version)
 	const SnowflakeLayout *layout = sf_layout();
 	int			shift = layout->worker_bits + layout->sequence_bits;
 	TupleDesc	tupdesc;
-	Datum		values[STATS_COLUMNS_V1_2];
-	bool		nulls[STATS_COLUMNS_V1_2];
+	Datum		values[STATS_COLUMNS_V1_3];
+	bool		nulls[STATS_COLUMNS_V1_3];
+	static const int columns[] = {
+		STATS_COLUMNS_V1_1, STATS_COLUMNS_V1_2, STATS_COLUMNS_V1_3
+	};
 	SnowflakeStats stats;
 	int64		last_id;
 	int64		mark_id;
@@ -189,7 +196,7 @@ stats_internal(FunctionCallInfo fcinfo, StatsVersion version)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	if (tupdesc->natts != (version == STATS_V1_1 ? STATS_COLUMNS_V1_1 : STATS_COLUMNS_V1_2))
+	if (tupdesc->natts != columns[version])
 		elog(ERROR, "snowflake_stats() has %d columns, which does not match the library; run ALTER EXTENSION snowflake UPDATE",
 			 tupdesc->natts);
 
@@ -222,7 +229,12 @@ stats_internal(FunctionCallInfo fcinfo, StatsVersion version)
 	else
 		values[i] = TimestampTzGetDatum(sf_timestamp_to_timestamptz(layout, mark_id >> shift));
 	i++;
-	values[i++] = Int64GetDatum(stats.marks_written);
+	values[i++] = Int64GetDatum(stats.marks_by_callers + stats.marks_ahead);
+	if (version >= STATS_V1_3)
+	{
+		values[i++] = Int64GetDatum(stats.marks_by_callers);
+		values[i++] = Int64GetDatum(stats.marks_ahead);
+	}
 	values[i++] = Int64GetDatum(stats.clock_rollbacks);
 	values[i++] = Int64GetDatum(stats.largest_rollback_ms);
 	values[i++] = Int64GetDatum(stats.borrows);
@@ -246,6 +258,12 @@ Datum
 snowflake_stats_1_2(PG_FUNCTION_ARGS)
 {
 	return stats_internal(fcinfo, STATS_V1_2);
+}
+
+Datum
+snowflake_stats_1_3(PG_FUNCTION_ARGS)
+{
+	return stats_internal(fcinfo, STATS_V1_3);
 }
 
 Datum

@@ -34,6 +34,24 @@
  * flag with it.  After a failed write a sleeper becomes the next writer and
  * tries again, so no one waits for a write that nobody makes.
  *
+ * Writing ahead of need
+ * ---------------------
+ * The background worker "snowflake mark writer" (worker.c) keeps the mark
+ * ahead while IDs are being issued, so that callers rarely cross it
+ * themselves.  A caller that has just taken IDs and finds, under "lock", that
+ * the mark leads max(clock, last ID's timestamp) by less than MARK_AHEAD_MS
+ * sets ahead_wanted and, after releasing the lock, the worker's latch
+ * (ahead_latch, NULL while no worker runs); it writes nothing itself.  The
+ * worker then calls sf_write_mark_ahead(), which, only if ahead_wanted was
+ * set and no write is in progress, becomes the writer through the same
+ * mark_writing flag, with the same write_mark() and the same cleanup as a
+ * caller, so a caller that does cross the mark meanwhile waits for the
+ * worker's write instead of writing a second one.  The worker's mark reaches
+ * MARK_WINDOW_MS past max(clock, last ID's timestamp), no further than a
+ * caller's mark would.  Nothing depends on the worker: a caller that reaches
+ * the mark writes it as before.  No IDs, no wish, no write: an idle server
+ * writes nothing.
+ *
  * Invariants, and why they hold
  * -----------------------------
  * The state is kept in ID space:
@@ -86,6 +104,12 @@
 #define MARK_WINDOW_MS		1000
 
 /*
+ * When the mark leads the last ID (or the clock) by less than this, a caller
+ * asks the background worker to write the next one.
+ */
+#define MARK_AHEAD_MS		(MARK_WINDOW_MS / 2)
+
+/*
  * Clocks get stepped back by seconds or hours; an ID more than a year ahead
  * of the clock almost always comes from a changed layout or epoch.
  */
@@ -101,6 +125,8 @@ typedef struct SnowflakeState
 	int64		mark_id;		/* the durable mark, -1 if none */
 	bool		mark_unreadable;	/* the mark file could not be read */
 	int64		last_clock;		/* the clock at the previous call */
+	Latch	   *ahead_latch;	/* the mark writer's latch, NULL if none */
+	bool		ahead_wanted;	/* a caller asked it for the next mark */
 	SnowflakeStats stats;		/* counters, reset by snowflake_stats_reset */
 } SnowflakeState;
 
@@ -147,6 +173,8 @@ sf_shmem_init(void)
 		state->last_id = mark;
 		state->mark_id = mark;
 		state->last_clock = PG_INT64_MIN;
+		state->ahead_latch = NULL;
+		state->ahead_wanted = false;
 		state->stats.stats_reset = GetCurrentTimestamp();
 	}
 }
@@ -367,10 +395,11 @@ end_mark_write(int code, Datum arg)
 
 /*
  * Write a mark that covers "id" and the window after it, as the one writer
- * ensure_mark() chose, then publish it.
+ * ensure_mark() or sf_write_mark_ahead() chose, then publish it.  "ahead"
+ * says which of the two counters it counts in.
  */
 static void
-write_mark(const SnowflakeLayout *layout, int64 id)
+write_mark(const SnowflakeLayout *layout, int64 id, bool ahead)
 {
 	int			shift = layout->worker_bits + layout->sequence_bits;
 	int64		mark_ts = Min((id >> shift) + MARK_WINDOW_MS, layout->max_timestamp);
@@ -386,7 +415,10 @@ write_mark(const SnowflakeLayout *layout, int64 id)
 	LWLockAcquire(state->lock, LW_EXCLUSIVE);
 	if (mark > state->mark_id)
 		state->mark_id = mark;
-	state->stats.marks_written++;
+	if (ahead)
+		state->stats.marks_ahead++;
+	else
+		state->stats.marks_by_callers++;
 	state->mark_writing = false;
 	LWLockRelease(state->lock);
 	ConditionVariableBroadcast(&state->mark_cv);
@@ -432,7 +464,80 @@ ensure_mark(const SnowflakeLayout *layout, int64 id)
 	ConditionVariableCancelSleep();
 
 	if (turn == MARK_WRITE)
-		write_mark(layout, id);
+		write_mark(layout, id, false);
+}
+
+/*
+ * How far the durable mark leads max(now, the last ID's timestamp), in ms.
+ * Called with the lock held, once an ID has been issued (so both are set).
+ */
+static int64
+mark_lead_ms(const SnowflakeLayout *layout, int64 now)
+{
+	int			shift = layout->worker_bits + layout->sequence_bits;
+
+	return (state->mark_id >> shift) - Max(now, state->last_id >> shift);
+}
+
+/*
+ * The mark writer (worker.c) attaches its latch when it starts, and detaches
+ * it (NULL) when it exits.
+ */
+void
+sf_set_ahead_latch(Latch *latch)
+{
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	state->ahead_latch = latch;
+	LWLockRelease(state->lock);
+}
+
+/*
+ * Called by the mark writer when its latch was set: if a caller asked for
+ * the next mark and no write is in progress, write it, through the same
+ * flag and write_mark() as a caller that crosses the mark.  The mark reaches
+ * MARK_WINDOW_MS past max(clock, last ID's timestamp), like a caller's.
+ * Returns whether it wrote one.  Without a wish it writes nothing, whatever
+ * woke it.
+ */
+bool
+sf_write_mark_ahead(void)
+{
+	const SnowflakeLayout *layout;
+	int			shift;
+	int64		now;
+	int64		base_ts = 0;
+	bool		write = false;
+
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	if (!state->ahead_wanted)
+	{
+		LWLockRelease(state->lock);
+		return false;
+	}
+	state->ahead_wanted = false;
+	LWLockRelease(state->lock);
+
+	/* a wish means a caller got IDs, so the layout is known to be valid */
+	layout = sf_layout();
+	shift = layout->worker_bits + layout->sequence_bits;
+
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	now = sf_clock_ms(layout);
+	if (!state->mark_writing && !state->mark_unreadable &&
+		state->last_id >= 0 && state->mark_id >= 0 &&
+		mark_lead_ms(layout, now) < MARK_AHEAD_MS &&
+		(state->mark_id >> shift) < layout->max_timestamp)
+	{
+		base_ts = Min(Max(now, state->last_id >> shift),
+					  layout->max_timestamp);
+		state->mark_writing = true;
+		write = true;
+	}
+	LWLockRelease(state->lock);
+
+	if (write)
+		write_mark(layout, sf_compose(layout, base_ts, 0, 0), true);
+	return write;
 }
 
 /* Count a call that waited for the clock since wait_started. */
@@ -497,12 +602,30 @@ sf_reserve(int64 n, SnowflakeBlock *block)
 		int64		excess = 0;
 		int64		stepped_back;
 		int64		waited;
+		int64		now;
+		Latch	   *wake = NULL;
 
 		LWLockAcquire(state->lock, LW_EXCLUSIVE);
-		step = generator_step(layout, worker, sf_clock_ms(layout),
-							  snowflake_max_drift, n, block, &id, &excess,
-							  &stepped_back);
+		now = sf_clock_ms(layout);
+		step = generator_step(layout, worker, now, snowflake_max_drift, n,
+							  block, &id, &excess, &stepped_back);
+		/* the mark's lead runs short: ask the mark writer for the next one */
+		if (step == STEP_ISSUED && block->count > 0 &&
+			state->ahead_latch != NULL && !state->ahead_wanted &&
+			!state->mark_writing && mark_lead_ms(layout, now) < MARK_AHEAD_MS)
+		{
+			state->ahead_wanted = true;
+			wake = state->ahead_latch;
+		}
 		LWLockRelease(state->lock);
+
+		/*
+		 * No system call unless the writer sleeps.  Should the writer exit
+		 * meanwhile, its PGPROC's latch may belong to another process by
+		 * now, which merely wakes up once for nothing.
+		 */
+		if (wake != NULL)
+			SetLatch(wake);
 
 		if (stepped_back > 0)
 			ereport(LOG,

@@ -8,7 +8,9 @@
  * the last ID issued.  So, like a sequence that logs values ahead, the
  * generator never hands out an ID above the durable "mark" (an ID such that
  * every ID issued is <= it); crossing it first makes a new mark, about a
- * second ahead, durable in two places, in this order (sf_persist_mark):
+ * second ahead, durable in two places, in this order (sf_persist_mark).
+ * While IDs are issued, the background mark writer (worker.c) usually makes
+ * it before a call needs it, the same way:
  *
  *	file	SNOWFLAKE_MARK_FILE in the data directory: written to a temporary
  *			file, fsynced, renamed into place, and the directory fsynced.  It
@@ -213,8 +215,8 @@ log_mark(int64 mark_id)
  * Make a new mark durable: the file first, then the WAL record (see the
  * header for why in this order).  Returns only when both are durable;
  * raises an error otherwise, and then no ID may be handed out under the
- * mark.  Called by the one backend the generator lets write a mark, with no
- * lock held.
+ * mark.  Called by the one process the generator lets write a mark (a
+ * backend, or the mark writer), with no lock held.
  */
 void
 sf_persist_mark(int64 mark_id)

@@ -9,7 +9,8 @@
  * refuses with a hint that names shared_preload_libraries.
  *
  * It also registers the WAL resource manager that carries the persisted mark
- * (mark.c), which is why every server replaying our WAL must preload it.
+ * (mark.c), which is why every server replaying our WAL must preload it,
+ * and the background worker that writes that mark ahead of need (worker.c).
  *
  * A utility hook makes DISCARD SEQUENCES and DISCARD ALL forget the
  * session's snowflake_currval(), as they forget core currval(): PostgreSQL
@@ -449,6 +450,7 @@ _PG_init(void)
 	define_settings();
 	sf_load_epoch();
 	sf_register_rmgr();
+	sf_register_mark_writer();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = sf_shmem_request;

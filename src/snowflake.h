@@ -18,6 +18,7 @@
  *	base32.c		the text form of an ID
  *	generator.c		the shared generator state and the locked step
  *	mark.c			the persisted high-water mark: a file and WAL
+ *	worker.c		the background worker that writes marks ahead of need
  *	functions.c		the SQL-callable functions
  *	timefuncs.c		the SQL-callable time helpers, the text form and the
  *					time-range operator with its planner support
@@ -32,6 +33,7 @@
 #define SNOWFLAKE_H
 
 #include "datatype/timestamp.h"
+#include "storage/latch.h"
 
 /* The value of snowflake.worker_id while it is not set. */
 #define SNOWFLAKE_WORKER_ID_UNSET	(-1)
@@ -123,7 +125,8 @@ extern SnowflakeBase32Status sf_base32_decode(const char *str, int len,
 typedef struct SnowflakeStats
 {
 	int64		ids_issued;
-	int64		marks_written;
+	int64		marks_by_callers;	/* written by a call that crossed the mark */
+	int64		marks_ahead;	/* written ahead of need by the mark writer */
 	int64		largest_drift_ms;
 	int64		clock_rollbacks;
 	int64		largest_rollback_ms;
@@ -156,6 +159,12 @@ extern int64 sf_next_id(void);
 extern void sf_get_stats(SnowflakeStats *stats, int64 *last_id,
 								int64 *mark_id, int64 *drift_ms);
 extern void sf_reset_stats(void);
+extern void sf_set_ahead_latch(Latch *latch);
+extern bool sf_write_mark_ahead(void);
+
+/* worker.c */
+extern void sf_register_mark_writer(void);
+extern PGDLLEXPORT void sf_mark_writer_main(Datum main_arg);
 
 /* functions.c */
 extern void sf_forget_currval(void);
