@@ -16,11 +16,12 @@ SELECT worker_id, epoch, timestamp_bits, worker_bits, sequence_bits, lifetime_en
   FROM snowflake_stats;
 SELECT count(*) AS one_row FROM snowflake_stats();
 
--- reset zeroes the counters, not the state (the background mark writer may
--- still finish one mark it was asked for before the reset)
+-- reset zeroes the counters, not the state (the background mark writer,
+-- which keeps writing marks for a few seconds after the last ID, writes at
+-- most one each half second: it may finish one and write another)
 SELECT snowflake_stats_reset();
 SELECT ids_issued, largest_drift_ms, marks_by_callers,
-       marks_ahead <= 1 AS at_most_one_ahead,
+       marks_ahead <= 2 AS at_most_two_ahead,
        marks_written = marks_by_callers + marks_ahead AS marks_add_up,
        clock_rollbacks,
        largest_rollback_ms, borrows, waits, wait_time_ms, refusals,

@@ -38,19 +38,23 @@
  * ---------------------
  * The background worker "snowflake mark writer" (worker.c) keeps the mark
  * ahead while IDs are being issued, so that callers rarely cross it
- * themselves.  A caller that has just taken IDs and finds, under "lock", that
- * the mark leads max(clock, last ID's timestamp) by less than MARK_AHEAD_MS
- * sets ahead_wanted and, after releasing the lock, the worker's latch
- * (ahead_latch, NULL while no worker runs); it writes nothing itself.  The
- * worker then calls sf_write_mark_ahead(), which, only if ahead_wanted was
- * set and no write is in progress, becomes the writer through the same
- * mark_writing flag, with the same write_mark() and the same cleanup as a
- * caller, so a caller that does cross the mark meanwhile waits for the
- * worker's write instead of writing a second one.  The worker's mark reaches
- * MARK_WINDOW_MS past max(clock, last ID's timestamp), no further than a
- * caller's mark would.  Nothing depends on the worker: a caller that reaches
- * the mark writes it as before.  No IDs, no wish, no write: an idle server
- * writes nothing.
+ * themselves.  It runs sf_mark_writer_round() each time it wakes: while IDs
+ * have been issued within the last MARK_WRITER_LINGER_MS, it writes the next
+ * mark whenever the mark leads max(clock, last ID's timestamp) by less than
+ * MARK_AHEAD_MS, then sleeps until the lead would run short again.  A caller
+ * that has just taken IDs and finds, under "lock", the lead already short
+ * (a burst that borrowed ahead of the clock, or the first call after a quiet
+ * spell) sets ahead_wanted and, after releasing the lock, the worker's latch
+ * (ahead_latch, NULL while no worker runs), so the worker runs a round at
+ * once; the caller writes nothing itself.  The worker becomes the writer
+ * through the same mark_writing flag, with the same write_mark() and the
+ * same cleanup as a caller, so a caller that does cross the mark meanwhile
+ * waits for the worker's write instead of writing a second one.  The
+ * worker's mark reaches MARK_WINDOW_MS past max(clock, last ID's timestamp),
+ * no further than a caller's mark would.  Nothing depends on the worker: a
+ * caller that reaches the mark writes it as before.  MARK_WRITER_LINGER_MS
+ * after the last ID the worker stops writing and sleeps until a caller wakes
+ * it: an idle server writes nothing.
  *
  * Invariants, and why they hold
  * -----------------------------
@@ -110,6 +114,16 @@
 #define MARK_AHEAD_MS		(MARK_WINDOW_MS / 2)
 
 /*
+ * How long after the last ID the mark writer goes on keeping the mark ahead
+ * (about two marks a second), so that calls a few seconds apart find it
+ * ahead; after that it writes nothing until IDs are issued again.
+ */
+#define MARK_WRITER_LINGER_MS	10000
+
+/* The shortest sleep between two rounds of the mark writer. */
+#define MARK_WRITER_MIN_SLEEP_MS	10
+
+/*
  * Clocks get stepped back by seconds or hours; an ID more than a year ahead
  * of the clock almost always comes from a changed layout or epoch.
  */
@@ -127,6 +141,8 @@ typedef struct SnowflakeState
 	int64		last_clock;		/* the clock at the previous call */
 	Latch	   *ahead_latch;	/* the mark writer's latch, NULL if none */
 	bool		ahead_wanted;	/* a caller asked it for the next mark */
+	uint64		issue_count;	/* calls that issued IDs; never reset */
+	bool		ahead_sleeping; /* the writer sleeps until a caller wakes it */
 	SnowflakeStats stats;		/* counters, reset by snowflake_stats_reset */
 } SnowflakeState;
 
@@ -175,6 +191,8 @@ sf_shmem_init(void)
 		state->last_clock = PG_INT64_MIN;
 		state->ahead_latch = NULL;
 		state->ahead_wanted = false;
+		state->issue_count = 0;
+		state->ahead_sleeping = false;
 		state->stats.stats_reset = GetCurrentTimestamp();
 	}
 }
@@ -297,6 +315,7 @@ generator_step(const SnowflakeLayout *layout, int64 worker, int64 now,
 
 	state->last_id = *id;
 	state->stats.ids_issued += last - first + 1;
+	state->issue_count++;
 	state->stats.borrows += (borrowed ? 1 : 0) + (last >> seq_bits) - ts;
 	if ((last >> seq_bits) - now > state->stats.largest_drift_ms)
 		state->stats.largest_drift_ms = (last >> seq_bits) - now;
@@ -395,7 +414,7 @@ end_mark_write(int code, Datum arg)
 
 /*
  * Write a mark that covers "id" and the window after it, as the one writer
- * ensure_mark() or sf_write_mark_ahead() chose, then publish it.  "ahead"
+ * ensure_mark() or sf_mark_writer_round() chose, then publish it.  "ahead"
  * says which of the two counters it counts in.
  */
 static void
@@ -492,52 +511,90 @@ sf_set_ahead_latch(Latch *latch)
 }
 
 /*
- * Called by the mark writer when its latch was set: if a caller asked for
- * the next mark and no write is in progress, write it, through the same
- * flag and write_mark() as a caller that crosses the mark.  The mark reaches
- * MARK_WINDOW_MS past max(clock, last ID's timestamp), like a caller's.
- * Returns whether it wrote one.  Without a wish it writes nothing, whatever
- * woke it.
+ * Under the lock: whether the writer should write the next mark now, and if
+ * so the timestamp it covers from; sets mark_writing when it should.
  */
-bool
-sf_write_mark_ahead(void)
+static bool
+claim_mark_ahead(const SnowflakeLayout *layout, int64 now, int64 *base_ts)
+{
+	int			shift = layout->worker_bits + layout->sequence_bits;
+
+	if (state->mark_writing || state->mark_unreadable ||
+		state->last_id < 0 || state->mark_id < 0 ||
+		mark_lead_ms(layout, now) >= MARK_AHEAD_MS ||
+		(state->mark_id >> shift) >= layout->max_timestamp)
+		return false;
+	*base_ts = Min(Max(now, state->last_id >> shift), layout->max_timestamp);
+	state->mark_writing = true;
+	return true;
+}
+
+/*
+ * One round of the mark writer (worker.c), run each time it wakes.  *seen is
+ * the issue count it saw last (-1 before its first round) and *active_since
+ * when it last saw it change.  While IDs were issued within
+ * MARK_WRITER_LINGER_MS, or a caller asked, it writes the next mark if the
+ * mark's lead has run short, through the same flag and write_mark() as a
+ * caller that crosses the mark.  Returns how long to sleep before the next
+ * round, in ms: until the lead would run short again (or the lingering
+ * ends), or -1 to sleep until a caller wakes it.  The layout is read only
+ * once IDs were issued, which proves it valid.
+ */
+long
+sf_mark_writer_round(int64 *seen, TimestampTz *active_since)
 {
 	const SnowflakeLayout *layout;
-	int			shift;
+	TimestampTz now_ts = GetCurrentTimestamp();
+	int64		count;
+	bool		wanted;
+	int64		lingered_ms;
 	int64		now;
 	int64		base_ts = 0;
-	bool		write = false;
+	int64		lead;
+	bool		sleep;
+	bool		write;
 
+	/*
+	 * Decide, under the same lock as callers count their calls, whether to
+	 * go to sleep: a call either is seen here or finds ahead_sleeping set
+	 * and wakes the writer.
+	 */
 	LWLockAcquire(state->lock, LW_EXCLUSIVE);
-	if (!state->ahead_wanted)
-	{
-		LWLockRelease(state->lock);
-		return false;
-	}
+	count = (int64) state->issue_count;
+	wanted = state->ahead_wanted;
 	state->ahead_wanted = false;
-	LWLockRelease(state->lock);
-
-	/* a wish means a caller got IDs, so the layout is known to be valid */
-	layout = sf_layout();
-	shift = layout->worker_bits + layout->sequence_bits;
-
-	LWLockAcquire(state->lock, LW_EXCLUSIVE);
-	now = sf_clock_ms(layout);
-	if (!state->mark_writing && !state->mark_unreadable &&
-		state->last_id >= 0 && state->mark_id >= 0 &&
-		mark_lead_ms(layout, now) < MARK_AHEAD_MS &&
-		(state->mark_id >> shift) < layout->max_timestamp)
+	if (*seen < 0)
+		*seen = count;			/* the first round: IDs from before do not count */
+	else if (count != *seen)
 	{
-		base_ts = Min(Max(now, state->last_id >> shift),
-					  layout->max_timestamp);
-		state->mark_writing = true;
-		write = true;
+		*seen = count;
+		*active_since = now_ts;
 	}
+	lingered_ms = (now_ts - *active_since) / 1000;
+	sleep = (!wanted &&
+			 (*active_since == 0 || lingered_ms < 0 ||
+			  lingered_ms >= MARK_WRITER_LINGER_MS));
+	state->ahead_sleeping = sleep;
 	LWLockRelease(state->lock);
+	if (sleep)
+		return -1;
 
+	layout = sf_layout();
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	write = claim_mark_ahead(layout, sf_clock_ms(layout), &base_ts);
+	LWLockRelease(state->lock);
 	if (write)
 		write_mark(layout, sf_compose(layout, base_ts, 0, 0), true);
-	return write;
+
+	/* sleep until the lead runs short, but not past the lingering */
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	now = sf_clock_ms(layout);
+	lead = (state->last_id >= 0 && state->mark_id >= 0) ?
+		mark_lead_ms(layout, now) : MARK_WINDOW_MS;
+	LWLockRelease(state->lock);
+	return (long) Max(Min(lead - MARK_AHEAD_MS,
+						  MARK_WRITER_LINGER_MS - Max(lingered_ms, 0)),
+					  MARK_WRITER_MIN_SLEEP_MS);
 }
 
 /* Count a call that waited for the clock since wait_started. */
@@ -609,12 +666,18 @@ sf_reserve(int64 n, SnowflakeBlock *block)
 		now = sf_clock_ms(layout);
 		step = generator_step(layout, worker, now, snowflake_max_drift, n,
 							  block, &id, &excess, &stepped_back);
-		/* the mark's lead runs short: ask the mark writer for the next one */
+		/*
+		 * Wake the mark writer if it sleeps, or if the mark's lead runs
+		 * short already: it then writes the next mark.
+		 */
 		if (step == STEP_ISSUED && block->count > 0 &&
 			state->ahead_latch != NULL && !state->ahead_wanted &&
-			!state->mark_writing && mark_lead_ms(layout, now) < MARK_AHEAD_MS)
+			(state->ahead_sleeping ||
+			 (!state->mark_writing &&
+			  mark_lead_ms(layout, now) < MARK_AHEAD_MS)))
 		{
 			state->ahead_wanted = true;
+			state->ahead_sleeping = false;
 			wake = state->ahead_latch;
 		}
 		LWLockRelease(state->lock);

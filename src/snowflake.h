@@ -160,7 +160,7 @@ extern void sf_get_stats(SnowflakeStats *stats, int64 *last_id,
 								int64 *mark_id, int64 *drift_ms);
 extern void sf_reset_stats(void);
 extern void sf_set_ahead_latch(Latch *latch);
-extern bool sf_write_mark_ahead(void);
+extern long sf_mark_writer_round(int64 *seen, TimestampTz *active_since);
 
 /* worker.c */
 extern void sf_register_mark_writer(void);

@@ -6,12 +6,14 @@
  * Without it, a call that crosses the mark pays for the new mark's durable
  * write (an fsynced file, a directory sync and a WAL flush) on top of its
  * own work, and under light traffic most calls do.  The worker, "snowflake
- * mark writer", is registered when the library is preloaded.  It sleeps on
- * its latch with no timeout.  A caller that takes IDs and sees the mark's
- * lead run short sets the latch (generator.c decides when, and says how the
- * worker's write shares the callers' protocol); the worker wakes and writes
- * the next mark.  Nothing sets the latch while no IDs are issued, so an idle
- * server writes no WAL and no file because of the worker.
+ * mark writer", is registered when the library is preloaded.  While IDs are
+ * being issued, and for MARK_WRITER_LINGER_MS (generator.c) after the last
+ * one, it keeps the mark ahead: it writes the next mark whenever the mark's
+ * lead over the clock runs short, and sleeps on its latch in between.  Then
+ * it sleeps with no timeout until a caller sets its latch (the next call, or
+ * one that finds the lead short already); generator.c decides when, and
+ * says how the worker's write shares the callers' protocol.  An idle server
+ * writes no WAL and no file because of the worker.
  *
  * The guarantees never depend on it: a caller that reaches the mark writes
  * it itself, as it would without the worker, and waits instead if the
@@ -76,6 +78,9 @@ detach_latch(int code, Datum arg)
 void
 sf_mark_writer_main(Datum main_arg)
 {
+	int64		seen = -1;
+	TimestampTz active_since = 0;
+
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
@@ -88,6 +93,8 @@ sf_mark_writer_main(Datum main_arg)
 
 	for (;;)
 	{
+		long		sleep_ms;
+
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{
@@ -95,11 +102,12 @@ sf_mark_writer_main(Datum main_arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 
-		/* writes only if a caller asked (maybe before a restart) */
-		(void) sf_write_mark_ahead();
+		sleep_ms = sf_mark_writer_round(&seen, &active_since);
 
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1L,
-						 PG_WAIT_EXTENSION);
+		(void) WaitLatch(MyLatch,
+						 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |
+						 (sleep_ms >= 0 ? WL_TIMEOUT : 0),
+						 sleep_ms, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
 }

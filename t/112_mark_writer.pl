@@ -5,8 +5,10 @@
 # mark ahead while IDs are issued, so that calls rarely write it themselves:
 #
 # - under a steady trickle of single-row inserts, marks_ahead grows and
-#   marks_by_callers stays near 0;
-# - an idle server writes nothing: no WAL, no mark file, no counter moves;
+#   marks_by_callers stays near 0, also when the inserts come further apart
+#   than a mark reaches ahead (a second);
+# - a server idle for longer than the writer lingers after the last ID
+#   writes nothing: no WAL, no mark file, no counter moves;
 # - the writer terminated, or killed (which restarts the server): IDs stay
 #   unique and increasing, callers write their own marks meanwhile, and the
 #   writer comes back;
@@ -112,9 +114,20 @@ is($written, $by_callers + $ahead, 'marks_written is their sum');
 is(stats($node, 'mark_id >= last_id'), 't', 'the mark covers the last ID');
 ids_ok($node, 'trickle');
 
-# Idle: once a write asked for has ended, nothing is written for 4 s, four
-# mark windows: no WAL, no mark file, no counter.
-Time::HiRes::sleep(1.5);
+# Sparse: inserts 1.5 s apart, each further from the last than a mark
+# reaches ahead.  The writer keeps the mark ahead between them, so only the
+# first may write it itself.
+$node->safe_psql('postgres', 'SELECT snowflake_stats_reset()');
+trickle($node, 1, 5, 1.5);
+($by_callers, $ahead) = split /\|/, stats($node, 'marks_by_callers, marks_ahead');
+cmp_ok($by_callers, '<=', 1,
+	"sparse: calls 1.5 s apart wrote (almost) no marks themselves ($by_callers)");
+cmp_ok($ahead, '>=', 5, "sparse: the writer wrote marks ahead ($ahead)");
+ids_ok($node, 'sparse');
+
+# Idle: the writer goes on for 10 s after the last ID, then nothing is
+# written for 4 s, four mark windows: no WAL, no mark file, no counter.
+Time::HiRes::sleep(10 + 1.5);
 my $mark_file = $node->data_dir . '/snowflake.mark';
 my @before = (
 	$node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()'),
