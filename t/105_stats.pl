@@ -94,8 +94,11 @@ ok(@moved && $moved[0] >= $low && $moved[0] <= $high,
 	"the log says by how much: 5000 ms less the time between the calls ("
 	  . ($moved[0] // 'none') . ')');
 
-# Refusals: the last ID is now more than max_drift ahead of the clock, and
-# max_wait is too short to wait for it.
+# Refusals: with the clock 30 s behind, the last ID is far more than
+# max_drift ahead of it however long the steps above took, and max_wait is
+# too short to wait for it.
+set_fake_clock($node, '-30');
+clock_offset_ok($node, -30, 'the clock stepped back by 30 s');
 reload_snowflake_conf($node,
 	'snowflake.max_drift' => '1000',
 	'snowflake.max_wait' => '100');
@@ -108,7 +111,7 @@ like(
 is(stats('refusals'), '1', 'refusals: the refusal is counted');
 
 # Reset: counters to zero, state untouched.  (The server's clock is still
-# 5 s behind, so stats_reset is compared with the server's clock.)
+# 30 s behind, so stats_reset is compared with the server's clock.)
 my $state = stats('last_id, mark_id, mark_time, stats_reset');
 my ($last_id, $mark_id, $mark_time, $reset_before) = split /\|/, $state;
 is( stats(
