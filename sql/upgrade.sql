@@ -86,6 +86,9 @@ SELECT r.object, 'column ' || a.attnum || ' ' || a.attname,
 UNION ALL
 SELECT r.object, 'constraint ' || co.conname, pg_get_constraintdef(co.oid)
   FROM rel r JOIN pg_constraint co ON co.conrelid = r.oid
+ -- NOT NULL is compared with the columns above; from PostgreSQL 18 it is
+ -- also a constraint, named after the table's name when it was made
+ WHERE co.contype <> 'n'
 UNION ALL
 SELECT r.object, 'index ' || i.indexrelid::regclass::text,
        pg_get_indexdef(i.indexrelid)
