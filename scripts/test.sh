@@ -222,7 +222,7 @@ trap 'exit 143' TERM
 # test_major MAJOR: run the procedure for MAJOR where it belongs; record in
 # RESULTS/MAJOR.* where it ran, how long it took and how it ended.
 test_major() {
-	local major=$1 t0 status=0 dir
+	local major=$1 t0 status=0 dir citus_option
 	t0=$(date +%s)
 	if [ "$major" = "$host" ]; then
 		echo "host (Debian ${PG_SUITE[$major]})" >"$RESULTS/$major.where"
@@ -231,6 +231,10 @@ test_major() {
 	else
 		echo "root (Debian $(root_suites "$major" | sed 's/ / + /'))" >"$RESULTS/$major.where"
 		dir=$(root_dir "$major")
+		citus_option=()
+		if [ -n "$citus_tarball" ] && citus_supports "$major"; then
+			citus_option=(--citus-tarball "$ROOT_CITUS_DIR/$(basename "$citus_tarball")")
+		fi
 		if wait_root "$major" && ensure_root "$major"; then
 			t0=$(date +%s)	# the tests' time, without the root's
 			# (a failed run leaves its test tree in the root's /tmp)
@@ -239,7 +243,7 @@ test_major() {
 				root_sync_tree "$major" &&
 				root_copy_citus "$major" &&
 				root_run "$major" bash /build/snowflake/scripts/test.sh --here --pg "$major" \
-					--result /build/result ${citus_tarball:+--citus-tarball "$ROOT_CITUS_DIR/$(basename "$citus_tarball")"}; } ||
+					--result /build/result "${citus_option[@]}"; } ||
 				status=$?
 			if [ -f "$dir/build/result" ]; then cp "$dir/build/result" "$RESULTS/$major.result"; fi
 			[ "$status" -eq 0 ] || echo "(paths inside the root are under $dir)"
