@@ -220,9 +220,9 @@ stats_internal(FunctionCallInfo fcinfo, StatsVersion version)
 	i++;
 
 	/*
-	 * After a change of layout or epoch the old mark may stand for an
-	 * instant timestamptz cannot hold; show NULL rather than fail the whole
-	 * row, which is what one looks at to diagnose such a change.
+	 * After a change of layout or epoch the old mark may stand for an instant
+	 * timestamptz cannot hold; show NULL rather than fail the whole row,
+	 * which is what one looks at to diagnose such a change.
 	 */
 	if (mark_id < 0 || !sf_timestamp_fits(layout, mark_id >> shift))
 		nulls[i] = true;

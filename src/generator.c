@@ -309,7 +309,7 @@ generator_step(const SnowflakeLayout *layout, int64 worker, int64 now,
 	last = first + Min(n, ((limit_ts << seq_bits) | layout->max_sequence) - first + 1) - 1;
 
 	*id = sf_compose(layout, last >> seq_bits, worker,
-							last & layout->max_sequence);
+					 last & layout->max_sequence);
 	if (*id > state->mark_id)
 		return STEP_NEED_MARK;
 
@@ -423,7 +423,7 @@ write_mark(const SnowflakeLayout *layout, int64 id, bool ahead)
 	int			shift = layout->worker_bits + layout->sequence_bits;
 	int64		mark_ts = Min((id >> shift) + MARK_WINDOW_MS, layout->max_timestamp);
 	int64		mark = sf_compose(layout, mark_ts, layout->max_worker,
-										 layout->max_sequence);
+								  layout->max_sequence);
 
 	PG_ENSURE_ERROR_CLEANUP(end_mark_write, (Datum) 0);
 	{
@@ -555,16 +555,17 @@ sf_mark_writer_round(int64 *seen, TimestampTz *active_since)
 	bool		write;
 
 	/*
-	 * Decide, under the same lock as callers count their calls, whether to
-	 * go to sleep: a call either is seen here or finds ahead_sleeping set
-	 * and wakes the writer.
+	 * Decide, under the same lock as callers count their calls, whether to go
+	 * to sleep: a call either is seen here or finds ahead_sleeping set and
+	 * wakes the writer.
 	 */
 	LWLockAcquire(state->lock, LW_EXCLUSIVE);
 	count = (int64) state->issue_count;
 	wanted = state->ahead_wanted;
 	state->ahead_wanted = false;
+	/* in the first round, IDs issued before do not count */
 	if (*seen < 0)
-		*seen = count;			/* the first round: IDs from before do not count */
+		*seen = count;
 	else if (count != *seen)
 	{
 		*seen = count;
@@ -666,9 +667,10 @@ sf_reserve(int64 n, SnowflakeBlock *block)
 		now = sf_clock_ms(layout);
 		step = generator_step(layout, worker, now, snowflake_max_drift, n,
 							  block, &id, &excess, &stepped_back);
+
 		/*
-		 * Wake the mark writer if it sleeps, or if the mark's lead runs
-		 * short already: it then writes the next mark.
+		 * Wake the mark writer if it sleeps, or if the mark's lead runs short
+		 * already: it then writes the next mark.
 		 */
 		if (step == STEP_ISSUED && block->count > 0 &&
 			state->ahead_latch != NULL && !state->ahead_wanted &&
@@ -684,8 +686,8 @@ sf_reserve(int64 n, SnowflakeBlock *block)
 
 		/*
 		 * No system call unless the writer sleeps.  Should the writer exit
-		 * meanwhile, its PGPROC's latch may belong to another process by
-		 * now, which merely wakes up once for nothing.
+		 * meanwhile, its PGPROC's latch may belong to another process by now,
+		 * which merely wakes up once for nothing.
 		 */
 		if (wake != NULL)
 			SetLatch(wake);
@@ -732,13 +734,13 @@ sf_reserve(int64 n, SnowflakeBlock *block)
 /* The i-th ID (from 0) of a reserved block. */
 int64
 sf_block_id(const SnowflakeLayout *layout, const SnowflakeBlock *block,
-				   int64 i)
+			int64 i)
 {
 	int64		pos = block->first + i;
 
 	Assert(i >= 0 && i < block->count);
 	return sf_compose(layout, pos >> layout->sequence_bits,
-							 block->worker, pos & layout->max_sequence);
+					  block->worker, pos & layout->max_sequence);
 }
 
 /* Issue the next ID: a block of one. */
@@ -757,7 +759,7 @@ sf_next_id(void)
  */
 void
 sf_get_stats(SnowflakeStats *stats, int64 *last_id, int64 *mark_id,
-					int64 *drift_ms)
+			 int64 *drift_ms)
 {
 	const SnowflakeLayout *layout = sf_layout();
 	int			shift = layout->worker_bits + layout->sequence_bits;

@@ -267,7 +267,7 @@ read_zone_name(const char *p, struct pg_tm *tm, int *tz)
  */
 bool
 sf_parse_epoch(const char *str, TimestampTz *result,
-					  const char **problem)
+			   const char **problem)
 {
 	const char *p = str;
 	struct pg_tm tm;
@@ -314,7 +314,7 @@ sf_load_epoch(void)
 {
 	/* on failure, the problem is kept for sf_layout() to report */
 	if (sf_parse_epoch(snowflake_epoch, &loaded_epoch,
-							  &loaded_epoch_problem))
+					   &loaded_epoch_problem))
 		loaded_epoch_problem = NULL;
 }
 
@@ -336,8 +336,8 @@ sf_layout(void)
 
 	/*
 	 * The check hook lets an invalid epoch in postgresql.conf through at
-	 * server start (see snowflake.c), so that it lands here rather than
-	 * being silently replaced by the default.
+	 * server start (see snowflake.c), so that it lands here rather than being
+	 * silently replaced by the default.
 	 */
 	if (loaded_epoch_problem != NULL)
 		ereport(ERROR,
@@ -386,7 +386,7 @@ sf_clock_ms(const SnowflakeLayout *layout)
 
 int64
 sf_compose(const SnowflakeLayout *layout, int64 timestamp,
-				  int64 worker, int64 sequence)
+		   int64 worker, int64 sequence)
 {
 	Assert(timestamp >= 0 && timestamp <= layout->max_timestamp);
 	Assert(worker >= 0 && worker <= layout->max_worker);
@@ -399,7 +399,7 @@ sf_compose(const SnowflakeLayout *layout, int64 timestamp,
 
 void
 sf_decompose(const SnowflakeLayout *layout, int64 id,
-					int64 *timestamp, int64 *worker, int64 *sequence)
+			 int64 *timestamp, int64 *worker, int64 *sequence)
 {
 	Assert(id >= 0);
 
@@ -467,7 +467,7 @@ sf_timestamp_fits(const SnowflakeLayout *layout, int64 timestamp)
  */
 TimestampTz
 sf_timestamp_to_timestamptz(const SnowflakeLayout *layout,
-								   int64 timestamp)
+							int64 timestamp)
 {
 	Assert(timestamp >= 0);
 
@@ -493,7 +493,7 @@ sf_timestamp_to_timestamptz(const SnowflakeLayout *layout,
  */
 int64
 sf_ms_since_epoch(const SnowflakeLayout *layout, TimestampTz ts,
-						 bool *exact)
+				  bool *exact)
 {
 	Assert(!TIMESTAMP_NOT_FINITE(ts));
 	Assert(layout->epoch % 1000 == 0);
@@ -524,7 +524,7 @@ sf_lifetime_end(const SnowflakeLayout *layout)
  */
 int64
 sf_timestamptz_to_timestamp(const SnowflakeLayout *layout,
-								   TimestampTz ts)
+							TimestampTz ts)
 {
 	int64		ms = -1;
 	bool		exact;

@@ -141,8 +141,8 @@ write_mark_file(int64 mark_id, int elevel)
 
 	/*
 	 * The temporary file is durable, so the rename only needs the directory
-	 * synced after it (durable_rename would also sync both files again,
-	 * which a call crossing the mark would wait for).
+	 * synced after it (durable_rename would also sync both files again, which
+	 * a call crossing the mark would wait for).
 	 */
 	if (rename(SNOWFLAKE_MARK_TMP_FILE, SNOWFLAKE_MARK_FILE) != 0)
 		ereport(elevel,

@@ -81,26 +81,26 @@ typedef struct SnowflakeLayout
 
 /* layout.c */
 extern bool sf_parse_epoch(const char *str, TimestampTz *result,
-								  const char **problem);
+						   const char **problem);
 extern void sf_load_epoch(void);
 extern const SnowflakeLayout *sf_layout(void);
 extern int64 sf_clock_ms(const SnowflakeLayout *layout);
 extern int64 sf_check_id(int64 id);
 extern void sf_check_id_fits(const SnowflakeLayout *layout, int64 id);
 extern int64 sf_compose(const SnowflakeLayout *layout, int64 timestamp,
-							   int64 worker, int64 sequence);
+						int64 worker, int64 sequence);
 extern void sf_decompose(const SnowflakeLayout *layout, int64 id,
-								int64 *timestamp, int64 *worker,
-								int64 *sequence);
+						 int64 *timestamp, int64 *worker,
+						 int64 *sequence);
 extern bool sf_timestamp_fits(const SnowflakeLayout *layout,
-									 int64 timestamp);
+							  int64 timestamp);
 extern TimestampTz sf_timestamp_to_timestamptz(const SnowflakeLayout *layout,
-													  int64 timestamp);
+											   int64 timestamp);
 extern int64 sf_ms_since_epoch(const SnowflakeLayout *layout,
-									  TimestampTz ts, bool *exact);
+							   TimestampTz ts, bool *exact);
 extern TimestampTz sf_lifetime_end(const SnowflakeLayout *layout);
 extern int64 sf_timestamptz_to_timestamp(const SnowflakeLayout *layout,
-												TimestampTz ts);
+										 TimestampTz ts);
 
 /* The text form of an ID: fixed-width Crockford base32 (base32.c). */
 #define SNOWFLAKE_BASE32_LENGTH 13
@@ -115,8 +115,8 @@ typedef enum SnowflakeBase32Status
 
 extern void sf_base32_encode(int64 id, char *buf);
 extern SnowflakeBase32Status sf_base32_decode(const char *str, int len,
-													 int64 *result,
-													 int *bad_offset);
+											  int64 *result,
+											  int *bad_offset);
 
 /* The mark file, relative to the data directory. */
 #define SNOWFLAKE_MARK_FILE "snowflake.mark"
@@ -154,10 +154,10 @@ extern void sf_shmem_init(void);
 extern bool sf_raise_mark(int64 mark_id);
 extern int64 sf_reserve(int64 n, SnowflakeBlock *block);
 extern int64 sf_block_id(const SnowflakeLayout *layout,
-								const SnowflakeBlock *block, int64 i);
+						 const SnowflakeBlock *block, int64 i);
 extern int64 sf_next_id(void);
 extern void sf_get_stats(SnowflakeStats *stats, int64 *last_id,
-								int64 *mark_id, int64 *drift_ms);
+						 int64 *mark_id, int64 *drift_ms);
 extern void sf_reset_stats(void);
 extern void sf_set_ahead_latch(Latch *latch);
 extern long sf_mark_writer_round(int64 *seen, TimestampTz *active_since);

@@ -102,7 +102,7 @@ snowflake_min_id(PG_FUNCTION_ARGS)
 {
 	const SnowflakeLayout *layout = sf_layout();
 	int64		timestamp = sf_timestamptz_to_timestamp(layout,
-															   PG_GETARG_TIMESTAMPTZ(0));
+														PG_GETARG_TIMESTAMPTZ(0));
 
 	PG_RETURN_INT64(sf_compose(layout, timestamp, 0, 0));
 }
@@ -113,11 +113,11 @@ snowflake_max_id(PG_FUNCTION_ARGS)
 {
 	const SnowflakeLayout *layout = sf_layout();
 	int64		timestamp = sf_timestamptz_to_timestamp(layout,
-															   PG_GETARG_TIMESTAMPTZ(0));
+														PG_GETARG_TIMESTAMPTZ(0));
 
 	PG_RETURN_INT64(sf_compose(layout, timestamp,
-									  layout->max_worker,
-									  layout->max_sequence));
+							   layout->max_worker,
+							   layout->max_sequence));
 }
 
 /*
@@ -130,7 +130,7 @@ snowflake_compose_sql(PG_FUNCTION_ARGS)
 {
 	const SnowflakeLayout *layout = sf_layout();
 	int64		timestamp = sf_timestamptz_to_timestamp(layout,
-															   PG_GETARG_TIMESTAMPTZ(0));
+														PG_GETARG_TIMESTAMPTZ(0));
 	int32		worker = PG_GETARG_INT32(1);
 	int32		sequence = PG_GETARG_INT32(2);
 
@@ -230,7 +230,7 @@ range_id_bounds(const SnowflakeLayout *layout, TypeCacheEntry *typcache,
 
 	*lo = sf_compose(layout, first, 0, 0);
 	*hi = sf_compose(layout, last, layout->max_worker,
-							layout->max_sequence);
+					 layout->max_sequence);
 }
 
 /* range_id_bounds() for a range argument of an SQL-callable function. */
@@ -501,7 +501,11 @@ snowflake_decode(PG_FUNCTION_ARGS)
 			break;
 
 		case SNOWFLAKE_BASE32_BAD_DIGIT:
-			/* bytes before the bad one are ASCII digits, so it starts a character */
+
+			/*
+			 * bytes before the bad one are ASCII digits, so it starts a
+			 * character
+			 */
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
 					 errmsg("invalid snowflake text ID: \"%s\"",
