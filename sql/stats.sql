@@ -17,8 +17,8 @@ SELECT worker_id, epoch, timestamp_bits, worker_bits, sequence_bits, lifetime_en
 SELECT count(*) AS one_row FROM snowflake_stats();
 
 -- reset zeroes the counters, not the state (the background mark writer,
--- which keeps writing marks for a few seconds after the last ID, writes at
--- most one each half second: it may finish one and write another)
+-- which keeps writing marks for a few seconds after the last ID, about one
+-- a second, may finish one and write another)
 SELECT snowflake_stats_reset();
 SELECT ids_issued, largest_drift_ms, marks_by_callers,
        marks_ahead <= 2 AS at_most_two_ahead,

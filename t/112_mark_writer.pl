@@ -107,7 +107,7 @@ $node->safe_psql('postgres', 'SELECT snowflake_stats_reset()');
 trickle($node, 1, 30, 0.1);
 my ($by_callers, $ahead, $written) =
   split /\|/, stats($node, 'marks_by_callers, marks_ahead, marks_written');
-cmp_ok($ahead, '>=', 3, "trickle: the writer wrote marks ahead ($ahead)");
+cmp_ok($ahead, '>=', 2, "trickle: the writer wrote marks ahead ($ahead)");
 cmp_ok($by_callers, '<=', 1,
 	"trickle: calls wrote (almost) no marks themselves ($by_callers)");
 is($written, $by_callers + $ahead, 'marks_written is their sum');
@@ -122,7 +122,7 @@ trickle($node, 1, 5, 1.5);
 ($by_callers, $ahead) = split /\|/, stats($node, 'marks_by_callers, marks_ahead');
 cmp_ok($by_callers, '<=', 1,
 	"sparse: calls 1.5 s apart wrote (almost) no marks themselves ($by_callers)");
-cmp_ok($ahead, '>=', 5, "sparse: the writer wrote marks ahead ($ahead)");
+cmp_ok($ahead, '>=', 3, "sparse: the writer wrote marks ahead ($ahead)");
 ids_ok($node, 'sparse');
 
 # Idle: the writer goes on for 10 s after the last ID, then nothing is
@@ -203,8 +203,9 @@ $slow->safe_psql('postgres', $setup);
 writer_pid($slow);
 
 # Issue one ID when the mark leads the clock by less than half a window and
-# more than a little (a call then asks the writer for the next mark, and
-# needs none itself), then wait until the writer is held in its write.
+# more than a little (the call needs no mark itself; the writer, awake since
+# the first call, writes the next one as the lead runs short), then wait
+# until the writer is held in its write.
 sub writer_held
 {
 	my ($node) = @_;
