@@ -82,22 +82,9 @@ else
 	if [ "$major" != "$host" ]; then
 		# shellcheck source=scripts/roots.sh
 		. "$REPO/scripts/roots.sh"
-		ensure_root "$major" || exit 1
-		root_sync_tree "$major"
-		dir=$(root_dir "$major")
-		as_root rm -rf "$dir/build/bench-out"
-		settings=()
-		for v in LATENCY_RUNS LATENCY_IDLE_REPS; do
-			[ -z "${!v:-}" ] || settings+=("$v=${!v}")
-		done
-		args=(--here --pg "$major" --idle "$IDLE")
+		args=(--idle "$IDLE")
 		[ -z "$quick" ] || args+=(--quick)
-		root_run "$major" "${settings[@]}" BENCH_OUT=/build/bench-out \
-			bash /build/snowflake/bench/latency.sh "${args[@]}"
-		out=${BENCH_OUT:-$REPO/bench/out}
-		mkdir -p "$out"
-		cp "$dir"/build/bench-out/latency.md "$out/"
-		say "Copied the report of PostgreSQL $major to $out/latency.md"
+		bench_in_root "$major" latency.sh LATENCY_RUNS LATENCY_IDLE_REPS -- "${args[@]}" || exit 1
 		exit 0
 	fi
 fi

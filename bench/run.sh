@@ -102,21 +102,8 @@ fi
 if [ -z "$here" ] && [ "$major" != "$host" ]; then
 	# shellcheck source=scripts/roots.sh
 	. "$REPO/scripts/roots.sh"
-	ensure_root "$major" || exit 1
-	root_sync_tree "$major"
-	dir=$(root_dir "$major")
-	as_root rm -rf "$dir/build/bench-out"
-	settings=()
-	for v in BENCH_N BENCH_REPS BENCH_SECONDS BENCH_CLIENTS BENCH_INSERT_ROWS BENCH_BURST \
-		BENCH_CALLGRIND_N; do
-		[ -z "${!v:-}" ] || settings+=("$v=${!v}")
-	done
-	root_run "$major" "${settings[@]}" BENCH_OUT=/build/bench-out \
-		bash /build/snowflake/bench/run.sh --here --pg "$major"
-	out=${BENCH_OUT:-$REPO/bench/out}
-	mkdir -p "$out"
-	cp "$dir"/build/bench-out/* "$out/"
-	say "Copied the report of PostgreSQL $major to $out"
+	bench_in_root "$major" run.sh BENCH_N BENCH_REPS BENCH_SECONDS BENCH_CLIENTS \
+		BENCH_INSERT_ROWS BENCH_BURST BENCH_CALLGRIND_N || exit 1
 	exit 0
 fi
 use_major "$major"

@@ -193,3 +193,27 @@ root_run() {
 		${no_proxy:+no_proxy="$no_proxy"} \
 		DEBIAN_FRONTEND=noninteractive "$@"
 }
+
+# bench_in_root MAJOR SCRIPT [NAME...] -- [ARG...]: run bench/SCRIPT with
+# --here --pg MAJOR and the ARGs in MAJOR's root, passing on those of the
+# environment variables NAME that are set, then copy what it wrote into
+# $BENCH_OUT (default bench/out).
+bench_in_root() {
+	local major=$1 script=$2 dir out settings=()
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		[ -z "${!1:-}" ] || settings+=("$1=${!1}")
+		shift
+	done
+	[ $# -eq 0 ] || shift
+	ensure_root "$major" || return 1
+	root_sync_tree "$major"
+	dir=$(root_dir "$major")
+	as_root rm -rf "$dir/build/bench-out"
+	root_run "$major" "${settings[@]}" BENCH_OUT=/build/bench-out \
+		bash "/build/snowflake/bench/$script" --here --pg "$major" "$@" || return 1
+	out=${BENCH_OUT:-$REPO/bench/out}
+	mkdir -p "$out"
+	cp "$dir"/build/bench-out/* "$out/"
+	say "Copied the report of PostgreSQL $major to $out"
+}
