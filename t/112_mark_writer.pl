@@ -319,7 +319,12 @@ $standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()')
 ok(writer_pid($standby) > 0, 'once promoted, it runs the mark writer');
 $standby->safe_psql('postgres', 'SELECT snowflake_stats_reset()');
 trickle($standby, 21, 1, 0);
-trickle($standby, 21, 20, 0.1);
+
+# That first call wrote a mark a second past its ID, which is the last
+# replayed mark if the clock has not passed it yet: up to two seconds
+# ahead of the clock.  The writer's first two marks follow within three
+# seconds; four seconds of calls leave room for a slow machine.
+trickle($standby, 21, 40, 0.1);
 cmp_ok(stats($standby, 'marks_ahead'), '>=', 2, 'the promoted server\'s writer writes marks ahead');
 is($standby->safe_psql('postgres', "SELECT bool_and(id > $max) FROM ids WHERE phase = 21"),
 	't', 'the promoted server issues IDs above the old primary\'s');
