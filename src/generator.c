@@ -41,10 +41,10 @@
  * themselves.  It runs sf_mark_writer_round() each time it wakes: while IDs
  * have been issued within the last MARK_WRITER_LINGER_MS, it writes the next
  * mark whenever the mark leads max(clock, last ID's timestamp) by less than
- * MARK_AHEAD_MS, then sleeps until the lead would run short again.  A caller
- * that has just taken IDs and finds, under "lock", the lead already short
- * (a burst that borrowed ahead of the clock, or the first call after a quiet
- * spell) sets ahead_wanted and, after releasing the lock, the worker's latch
+ * MARK_AHEAD_MS (more while its writes are slow), then sleeps until the lead
+ * would run short again.  A caller that has just taken IDs and finds, under
+ * "lock", the lead under MARK_AHEAD_MS already (a burst that borrowed ahead
+ * of the clock, or the first call after a quiet spell) sets ahead_wanted and, after releasing the lock, the worker's latch
  * (ahead_latch, NULL while no worker runs), so the worker runs a round at
  * once; the caller writes nothing itself.  The worker becomes the writer
  * through the same mark_writing flag, with the same write_mark() and the
@@ -113,9 +113,21 @@
  * reaches MARK_WINDOW_MS ahead, so under steady traffic it writes about
  * once every MARK_WINDOW_MS - MARK_AHEAD_MS: a small lead left means fewer
  * durable writes competing with the calls' commits, and the lead is still
- * far longer than a mark write takes.
+ * far longer than a mark write takes on storage that keeps up.
  */
 #define MARK_AHEAD_MS		(MARK_WINDOW_MS / 10)
+
+/*
+ * On storage that is slow for a while (a busy disk can take hundreds of
+ * milliseconds for one fsync), a write started with MARK_AHEAD_MS left
+ * would end after calls need the mark, and they would wait for it.  So the
+ * writer starts early enough for MARK_AHEAD_WRITES of its recent slowest
+ * write, if that is more, up to MARK_AHEAD_MAX_MS (two writes a second).
+ * It forgets a slow write by a tenth at each write after it, so it returns
+ * to MARK_AHEAD_MS within thirty writes after the storage recovered.
+ */
+#define MARK_AHEAD_WRITES	4
+#define MARK_AHEAD_MAX_MS	(MARK_WINDOW_MS / 2)
 
 /*
  * How long after the last ID the mark writer goes on keeping the mark ahead
@@ -515,17 +527,19 @@ sf_set_ahead_latch(Latch *latch)
 }
 
 /*
- * Under the lock: whether the writer should write the next mark now, and if
- * so the timestamp it covers from; sets mark_writing when it should.
+ * Under the lock: whether the writer should write the next mark now, with
+ * the mark's lead under ahead_ms, and if so the timestamp it covers from;
+ * sets mark_writing when it should.
  */
 static bool
-claim_mark_ahead(const SnowflakeLayout *layout, int64 now, int64 *base_ts)
+claim_mark_ahead(const SnowflakeLayout *layout, int64 now, int64 ahead_ms,
+				 int64 *base_ts)
 {
 	int			shift = layout->worker_bits + layout->sequence_bits;
 
 	if (state->mark_writing || state->mark_unreadable ||
 		state->last_id < 0 || state->mark_id < 0 ||
-		mark_lead_ms(layout, now) >= MARK_AHEAD_MS ||
+		mark_lead_ms(layout, now) >= ahead_ms ||
 		(state->mark_id >> shift) >= layout->max_timestamp)
 		return false;
 	*base_ts = Min(Max(now, state->last_id >> shift), layout->max_timestamp);
@@ -534,24 +548,25 @@ claim_mark_ahead(const SnowflakeLayout *layout, int64 now, int64 *base_ts)
 }
 
 /*
- * One round of the mark writer (worker.c), run each time it wakes.  *seen is
- * the issue count it saw last (-1 before its first round) and *active_since
- * when it last saw it change.  While IDs were issued within
- * MARK_WRITER_LINGER_MS, or a caller asked, it writes the next mark if the
- * mark's lead has run short, through the same flag and write_mark() as a
- * caller that crosses the mark.  Returns how long to sleep before the next
- * round, in ms: until the lead would run short again (or the lingering
- * ends), or -1 to sleep until a caller wakes it.  The layout is read only
- * once IDs were issued, which proves it valid.
+ * One round of the mark writer (worker.c), run each time it wakes.  While
+ * IDs were issued within MARK_WRITER_LINGER_MS (memory->seen is the issue
+ * count it saw last, memory->active_since when it last saw it change), or a
+ * caller asked, it writes the next mark if the mark's lead has run short,
+ * through the same flag and write_mark() as a caller that crosses the mark.
+ * "Short" is MARK_AHEAD_MS, or more while its writes are slow.  Returns how
+ * long to sleep before the next round, in ms: until the lead would run short
+ * again (or the lingering ends), or -1 to sleep until a caller wakes it.
+ * The layout is read only once IDs were issued, which proves it valid.
  */
 long
-sf_mark_writer_round(int64 *seen, TimestampTz *active_since)
+sf_mark_writer_round(MarkWriterMemory *memory)
 {
 	const SnowflakeLayout *layout;
 	TimestampTz now_ts = GetCurrentTimestamp();
 	int64		count;
 	bool		wanted;
 	int64		lingered_ms;
+	int64		ahead_ms;
 	int64		now;
 	int64		base_ts = 0;
 	int64		lead;
@@ -568,28 +583,37 @@ sf_mark_writer_round(int64 *seen, TimestampTz *active_since)
 	wanted = state->ahead_wanted;
 	state->ahead_wanted = false;
 	/* in the first round, IDs issued before do not count */
-	if (*seen < 0)
-		*seen = count;
-	else if (count != *seen)
+	if (memory->seen < 0)
+		memory->seen = count;
+	else if (count != memory->seen)
 	{
-		*seen = count;
-		*active_since = now_ts;
+		memory->seen = count;
+		memory->active_since = now_ts;
 	}
-	lingered_ms = (now_ts - *active_since) / 1000;
+	lingered_ms = (now_ts - memory->active_since) / 1000;
 	sleep = (!wanted &&
-			 (*active_since == 0 || lingered_ms < 0 ||
+			 (memory->active_since == 0 || lingered_ms < 0 ||
 			  lingered_ms >= MARK_WRITER_LINGER_MS));
 	state->ahead_sleeping = sleep;
 	LWLockRelease(state->lock);
 	if (sleep)
 		return -1;
 
+	ahead_ms = Min(Max(MARK_AHEAD_MS,
+					   MARK_AHEAD_WRITES * memory->slow_write_ms),
+				   MARK_AHEAD_MAX_MS);
 	layout = sf_layout();
 	LWLockAcquire(state->lock, LW_EXCLUSIVE);
-	write = claim_mark_ahead(layout, sf_clock_ms(layout), &base_ts);
+	write = claim_mark_ahead(layout, sf_clock_ms(layout), ahead_ms, &base_ts);
 	LWLockRelease(state->lock);
 	if (write)
+	{
+		TimestampTz started = GetCurrentTimestamp();
+
 		write_mark(layout, sf_compose(layout, base_ts, 0, 0), true);
+		memory->slow_write_ms = Max((GetCurrentTimestamp() - started) / 1000,
+									memory->slow_write_ms * 9 / 10);
+	}
 
 	/* sleep until the lead runs short, but not past the lingering */
 	LWLockAcquire(state->lock, LW_EXCLUSIVE);
@@ -597,7 +621,7 @@ sf_mark_writer_round(int64 *seen, TimestampTz *active_since)
 	lead = (state->last_id >= 0 && state->mark_id >= 0) ?
 		mark_lead_ms(layout, now) : MARK_WINDOW_MS;
 	LWLockRelease(state->lock);
-	return (long) Max(Min(lead - MARK_AHEAD_MS,
+	return (long) Max(Min(lead - ahead_ms,
 						  MARK_WRITER_LINGER_MS - Max(lingered_ms, 0)),
 					  MARK_WRITER_MIN_SLEEP_MS);
 }
@@ -673,8 +697,8 @@ sf_reserve(int64 n, SnowflakeBlock *block)
 							  block, &id, &excess, &stepped_back);
 
 		/*
-		 * Wake the mark writer if it sleeps, or if the mark's lead runs short
-		 * already: it then writes the next mark.
+		 * Wake the mark writer if it sleeps, or if the mark's lead is under
+		 * the least it ever leaves: it then writes the next mark.
 		 */
 		if (step == STEP_ISSUED && block->count > 0 &&
 			state->ahead_latch != NULL && !state->ahead_wanted &&

@@ -160,7 +160,16 @@ extern void sf_get_stats(SnowflakeStats *stats, int64 *last_id,
 						 int64 *mark_id, int64 *drift_ms);
 extern void sf_reset_stats(void);
 extern void sf_set_ahead_latch(Latch *latch);
-extern long sf_mark_writer_round(int64 *seen, TimestampTz *active_since);
+
+/* What the mark writer carries from one round to the next. */
+typedef struct MarkWriterMemory
+{
+	int64		seen;			/* the issue count seen last, -1 at first */
+	TimestampTz active_since;	/* when that count last changed, 0 if never */
+	int64		slow_write_ms;	/* its recent slowest write, fading */
+} MarkWriterMemory;
+
+extern long sf_mark_writer_round(MarkWriterMemory *memory);
 
 /* worker.c */
 extern void sf_register_mark_writer(void);

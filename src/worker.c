@@ -78,8 +78,7 @@ detach_latch(int code, Datum arg)
 void
 sf_mark_writer_main(Datum main_arg)
 {
-	int64		seen = -1;
-	TimestampTz active_since = 0;
+	MarkWriterMemory memory = {.seen = -1};
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -102,7 +101,7 @@ sf_mark_writer_main(Datum main_arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 
-		sleep_ms = sf_mark_writer_round(&seen, &active_since);
+		sleep_ms = sf_mark_writer_round(&memory);
 
 		(void) WaitLatch(MyLatch,
 						 WL_LATCH_SET | WL_EXIT_ON_PM_DEATH |

@@ -461,7 +461,9 @@ window while a control file exists: "rename" stalls a mark write between
 writing the new mark file and renaming it into place; "copy" stalls a base
 backup just after it opened F<snowflake.mark> to copy it.  "rename.fail"
 makes the next such rename fail with EIO, "rename.exit" ends the process
-there as a FATAL error would.  See the shim's header.
+there as a FATAL error would, and "rename.delay" makes every such rename
+sleep for the milliseconds it holds, like slow storage.  See the shim's
+header.
 
 =over
 
@@ -492,12 +494,12 @@ sub start_with_mark_stall
 	return $dir;
 }
 
-=item stall_set($dir, $name)
+=item stall_set($dir, $name [, $content])
 
 =item stall_release($dir, $name)
 
-Create (remove) control file $name: from then on, the shim holds (lets go
-of) every process that reaches that window.
+Create (remove) control file $name, holding $content if given: from then
+on, the shim holds (lets go of) every process that reaches that window.
 
 =item stall_wait($dir, $name)
 
@@ -508,9 +510,10 @@ timeout.
 
 sub stall_set
 {
-	my ($dir, $name) = @_;
+	my ($dir, $name, $content) = @_;
 
 	open my $fh, '>', "$dir/$name" or die "could not create $dir/$name: $!";
+	print $fh $content if defined $content;
 	close $fh or die "could not close $dir/$name: $!";
 	return;
 }

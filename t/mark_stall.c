@@ -13,6 +13,9 @@
  *					("snowflake.mark.tmp") waits before renaming; it creates
  *					"rename.stalled" while it waits.  This stalls a mark write
  *					between writing the new mark and installing it.
+ *	rename.delay	while it exists, every rename() of the new mark file
+ *					first sleeps for the number of milliseconds it holds, like
+ *					slow storage would.
  *	rename.fail		the first rename() of the new mark file that finds it
  *					removes it and fails with EIO, without renaming.
  *	rename.exit		the first rename() of the new mark file that finds it
@@ -97,6 +100,23 @@ stall_while(const char *name)
 	errno = saved_errno;
 }
 
+/* The whole number that control file "name" holds, 0 if none. */
+static long
+control_number(const char *name)
+{
+	char		buf[4096];
+	const char *path = control_path(name, buf, sizeof(buf));
+	FILE	   *file;
+	long		value = 0;
+
+	if (path == NULL || (file = fopen(path, "r")) == NULL)
+		return 0;
+	if (fscanf(file, "%ld", &value) != 1)
+		value = 0;
+	fclose(file);
+	return value;
+}
+
 /* Whether to fail this call: true once per creation of "name". */
 static int
 fail_once(const char *name)
@@ -117,6 +137,12 @@ rename(const char *oldpath, const char *newpath)
 
 	if (strcmp(base_name(oldpath), "snowflake.mark.tmp") == 0)
 	{
+		int			saved_errno = errno;
+		long		delay_ms = control_number("rename.delay");
+
+		if (delay_ms > 0)
+			usleep((useconds_t) delay_ms * 1000);
+		errno = saved_errno;
 		stall_while("rename");
 		if (fail_once("rename.fail"))
 		{
