@@ -44,17 +44,18 @@
  * MARK_AHEAD_MS (more while its writes are slow), then sleeps until the lead
  * would run short again.  A caller that has just taken IDs and finds, under
  * "lock", the lead under MARK_AHEAD_MS already (a burst that borrowed ahead
- * of the clock, or the first call after a quiet spell) sets ahead_wanted and, after releasing the lock, the worker's latch
- * (ahead_latch, NULL while no worker runs), so the worker runs a round at
- * once; the caller writes nothing itself.  The worker becomes the writer
- * through the same mark_writing flag, with the same write_mark() and the
- * same cleanup as a caller, so a caller that does cross the mark meanwhile
- * waits for the worker's write instead of writing a second one.  The
- * worker's mark reaches MARK_WINDOW_MS past max(clock, last ID's timestamp),
- * no further than a caller's mark would.  Nothing depends on the worker: a
- * caller that reaches the mark writes it as before.  MARK_WRITER_LINGER_MS
- * after the last ID the worker stops writing and sleeps until a caller wakes
- * it: an idle server writes nothing.
+ * of the clock, or the first call after a quiet spell) sets ahead_wanted
+ * and, after releasing the lock, the worker's latch (ahead_latch, NULL while
+ * no worker runs), so the worker runs a round at once; the caller writes
+ * nothing itself.  The worker becomes the writer through the same
+ * mark_writing flag, with the same write_mark() and the same cleanup as a
+ * caller, so a caller that does cross the mark meanwhile waits for the
+ * worker's write instead of writing a second one.  The worker's mark
+ * reaches MARK_WINDOW_MS past max(clock, last ID's timestamp), no further
+ * than a caller's mark would.  Nothing depends on the worker: a caller that
+ * reaches the mark writes it as before.  MARK_WRITER_LINGER_MS after the
+ * last ID the worker stops writing and sleeps until a caller wakes it: an
+ * idle server writes nothing.
  *
  * Invariants, and why they hold
  * -----------------------------
