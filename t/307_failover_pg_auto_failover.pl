@@ -113,6 +113,27 @@ sub start_service
 	return;
 }
 
+# Wait until the node accepts connections.  poll_query_until would do, but
+# it writes its query to psql's standard input, and a psql that gives up on
+# a server still starting exits before reading it: IPC::Run then dies of
+# the broken pipe instead of trying again.  pg_isready reads nothing.
+sub wait_accepting
+{
+	my ($node) = @_;
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+
+	until (IPC::Run::run(
+			[ $node->installed_command('pg_isready'), '-q', '-h', $node->host,
+				'-p', $node->port ],
+			'<', \undef, '>', \my $out, '2>', \my $err))
+	{
+		die 'timed out waiting for ' . $node->name . ' to accept connections'
+		  if time() > $deadline;
+		Time::HiRes::usleep(100_000);
+	}
+	return;
+}
+
 sub kill_service
 {
 	my ($node, $signal) = @_;
@@ -189,8 +210,7 @@ pgautofailover.node_considered_unhealthy_timeout = 5000
 pgautofailover.primary_demote_timeout = 10000
 });
 start_service($monitor);
-$monitor->poll_query_until('pg_auto_failover', 'SELECT true')
-  or die 'timed out waiting for the monitor';
+wait_accepting($monitor);
 my $monitor_uri =
   'postgres://autoctl_node@localhost:' . $monitor->port . '/pg_auto_failover?sslmode=disable';
 
@@ -229,8 +249,7 @@ snowflake.max_drift = '${max_drift}s'
 });
 start_service($nodes[0]);
 wait_for_states(node1 => 'single');
-$nodes[0]->poll_query_until('postgres', 'SELECT true')
-  or die 'timed out waiting for node1 to accept connections';
+wait_accepting($nodes[0]);
 $nodes[0]->safe_psql(
 	'postgres', q{
 	CREATE EXTENSION snowflake;
