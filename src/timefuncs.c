@@ -51,7 +51,9 @@
 #include "postgres.h"
 
 #include "access/stratnum.h"
+#include "catalog/dependency.h"
 #include "catalog/pg_opfamily.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
@@ -61,10 +63,10 @@
 #include "nodes/supportnodes.h"
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
-#include "parser/parse_func.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rangetypes.h"
+#include "utils/syscache.h"
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
@@ -288,23 +290,46 @@ make_int8_const(int64 value)
 					 Int64GetDatum(value), false, FLOAT8PASSBYVAL);
 }
 
-/* Another function of the extension, found next to the operator's. */
+/*
+ * Another function of the extension, next to the operator's function
+ * funcid: the function of that name and argument type in the schema of
+ * that OID, and a member of the same extension.  Never by the schema's
+ * name, which its owner may give to another schema, even between two
+ * lookups; and its owner may put any function in it, but no function into
+ * the extension.  InvalidOid if there is none, when the extension was
+ * taken apart by hand (ALTER EXTENSION ... DROP FUNCTION).
+ */
 static Oid
 sibling_function(Oid funcid, const char *name, Oid argtype)
 {
-	char	   *schema = get_namespace_name(get_func_namespace(funcid));
+	Oid			extension = getExtensionOfObject(ProcedureRelationId, funcid);
+	HeapTuple	tuple;
+	Oid			result = InvalidOid;
 
-	return LookupFuncName(list_make2(makeString(schema),
-									 makeString(pstrdup(name))),
-						  1, &argtype, false);
+	if (!OidIsValid(extension))
+		return InvalidOid;
+	tuple = SearchSysCache3(PROCNAMEARGSNSP,
+							CStringGetDatum(name),
+							PointerGetDatum(buildoidvector(&argtype, 1)),
+							ObjectIdGetDatum(get_func_namespace(funcid)));
+	if (HeapTupleIsValid(tuple))
+	{
+		result = ((Form_pg_proc) GETSTRUCT(tuple))->oid;
+		ReleaseSysCache(tuple);
+	}
+	if (OidIsValid(result) &&
+		getExtensionOfObject(ProcedureRelationId, result) != extension)
+		result = InvalidOid;
+	return result;
 }
 
 /*
  * The expressions for the bounds of "id <@ rangearg": constants for a
  * constant range, else calls to snowflake_range_min_id/max_id.  funcid is
- * the operator's function, used to find its siblings.
+ * the operator's function, used to find its siblings.  False, for no
+ * rewrite, if they are not there: the operator then filters row by row.
  */
-static void
+static bool
 bound_expressions(Oid funcid, Node *rangearg, Expr **lo, Expr **hi)
 {
 	if (IsA(rangearg, Const))
@@ -323,15 +348,19 @@ bound_expressions(Oid funcid, Node *rangearg, Expr **lo, Expr **hi)
 	}
 	else
 	{
-		*lo = (Expr *) makeFuncExpr(sibling_function(funcid, "snowflake_range_min_id", TSTZRANGEOID),
-									INT8OID, list_make1(copyObject(rangearg)),
+		Oid			minfunc = sibling_function(funcid, "snowflake_range_min_id", TSTZRANGEOID);
+		Oid			maxfunc = sibling_function(funcid, "snowflake_range_max_id", TSTZRANGEOID);
+
+		if (!OidIsValid(minfunc) || !OidIsValid(maxfunc))
+			return false;
+		*lo = (Expr *) makeFuncExpr(minfunc, INT8OID, list_make1(copyObject(rangearg)),
 									InvalidOid, InvalidOid,
 									COERCE_EXPLICIT_CALL);
-		*hi = (Expr *) makeFuncExpr(sibling_function(funcid, "snowflake_range_max_id", TSTZRANGEOID),
-									INT8OID, list_make1(copyObject(rangearg)),
+		*hi = (Expr *) makeFuncExpr(maxfunc, INT8OID, list_make1(copyObject(rangearg)),
 									InvalidOid, InvalidOid,
 									COERCE_EXPLICIT_CALL);
 	}
+	return true;
 }
 
 /* "key op value" with the built-in bigint operator of a btree strategy. */
@@ -383,7 +412,8 @@ simplify_in_range(FuncExpr *fcall)
 		(IsA(rangearg, Const) && ((Const *) rangearg)->constisnull))
 		return NULL;
 
-	bound_expressions(fcall->funcid, rangearg, &lo, &hi);
+	if (!bound_expressions(fcall->funcid, rangearg, &lo, &hi))
+		return NULL;
 
 	if (IsA(idarg, Const) && IsA(rangearg, Const))
 	{
@@ -442,7 +472,8 @@ index_condition_in_range(SupportRequestIndexCondition *req)
 	if (IsA(rangearg, Const) && ((Const *) rangearg)->constisnull)
 		return NIL;
 
-	bound_expressions(req->funcid, rangearg, &lo, &hi);
+	if (!bound_expressions(req->funcid, rangearg, &lo, &hi))
+		return NIL;
 	req->lossy = false;
 	return list_make2(int8_comparison((Expr *) copyObject(idarg),
 									  BTGreaterEqualStrategyNumber, lo),
