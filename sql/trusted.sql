@@ -8,7 +8,7 @@
 --
 SELECT current_user AS superuser, current_database() AS regress_db \gset
 SELECT superuser, trusted FROM pg_available_extension_versions
- WHERE name = 'snowflake' AND version = '1.3';
+ WHERE name = 'snowflake' AND version = '1.4';
 
 CREATE ROLE regress_snowflake_owner LOGIN;
 CREATE ROLE regress_snowflake_app LOGIN;

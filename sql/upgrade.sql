@@ -18,7 +18,13 @@ SELECT largest_drift_ms >= 0 AS stats_in_1_2 FROM snowflake_stats;
 -- 1.3 moves the registry into a schema of its own; an empty schema of that
 -- name, as Rails' schema.rb creates, makes way for it
 CREATE SCHEMA snowflake;
+ALTER EXTENSION snowflake UPDATE TO '1.3';
+SELECT snowflake_check_worker() IS NOT NULL AS registry_in_1_3;
+
+-- 1.4 binds the functions' references to each other when they are created
 ALTER EXTENSION snowflake UPDATE;
+SELECT worker_id FROM snowflake_worker_identity();
+SELECT snowflake_check_worker() IS NOT NULL AS registry_in_1_4;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions
                       WHERE name = 'snowflake') AS is_current
   FROM pg_extension WHERE extname = 'snowflake';

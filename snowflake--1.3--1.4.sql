@@ -1,0 +1,751 @@
+/* snowflake--1.3--1.4.sql */
+
+\echo Use "ALTER EXTENSION snowflake UPDATE TO '1.4'" to load this file. \quit
+
+--
+-- No function finds another by a name that a less trusted role can
+-- redirect when it runs (snowflake--1.4.sql, "How the objects find each
+-- other").  The registry's functions and snowflake_migrate() become
+-- SQL-standard functions, bound to what they call when created, over
+-- PL/pgSQL functions in the schema snowflake.  CREATE OR REPLACE keeps
+-- each public function's OID, comment and privileges.
+--
+
+COMMENT ON SCHEMA snowflake IS
+'The snowflake extension''s registry and internal functions, kept out of the application''s schema';
+
+--
+-- The registry
+--
+
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_worker_identity(
+    OUT worker_id integer,
+    OUT system_identifier bigint,
+    OUT host text)
+RETURNS record
+LANGUAGE sql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT s.worker_id,
+           c.system_identifier,
+           coalesce(pg_catalog.host(pg_catalog.inet_server_addr()),
+                    nullif(pg_catalog.current_setting('cluster_name'::text), ''::text))
+      FROM @extschema@.snowflake_stats() s,
+           pg_catalog.pg_control_system() c;
+END;
+
+CREATE FUNCTION snowflake.check_worker(worker_id integer, system_identifier bigint)
+RETURNS boolean
+LANGUAGE plpgsql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    held snowflake.workers;
+BEGIN
+    IF check_worker.worker_id IS NULL THEN
+        RAISE EXCEPTION 'snowflake.worker_id is not set'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Set snowflake.worker_id in postgresql.conf to a number that no other server uses, and restart the server.';
+    END IF;
+    SELECT * INTO held
+      FROM snowflake.workers w
+     WHERE w.worker_id = check_worker.worker_id;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    IF held.system_identifier <> check_worker.system_identifier THEN
+        RAISE EXCEPTION 'snowflake worker id % is registered to another server',
+                        check_worker.worker_id
+            USING ERRCODE = 'unique_violation',
+                  DETAIL = format('The registry gives worker id %s to database system %s (%s) since %s; this server is database system %s.',
+                                  held.worker_id, held.system_identifier,
+                                  coalesce('host "' || held.host || '"', 'no host recorded'),
+                                  held.first_seen, check_worker.system_identifier),
+                  HINT = 'Two servers with the same worker id generate the same IDs.  Stop generating IDs here, give this server another snowflake.worker_id and restart it.';
+    END IF;
+    RETURN true;
+END
+$$;
+
+COMMENT ON FUNCTION snowflake.check_worker(integer, bigint) IS
+'Internal: snowflake_check_worker() for the given worker id and system identifier';
+
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_check_worker()
+RETURNS boolean
+LANGUAGE sql STABLE PARALLEL RESTRICTED
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT snowflake.check_worker(i.worker_id, i.system_identifier)
+      FROM @extschema@.snowflake_worker_identity() i;
+END;
+
+CREATE FUNCTION snowflake.register_worker(worker_id integer, system_identifier bigint, host text)
+RETURNS snowflake.workers
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+#variable_conflict use_column
+-- (so that worker_id in ON CONFLICT is the column; parameters are qualified)
+DECLARE
+    registered snowflake.workers;
+BEGIN
+    IF register_worker.worker_id IS NULL THEN
+        RAISE EXCEPTION 'snowflake.worker_id is not set'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Set snowflake.worker_id in postgresql.conf to a number that no other server uses, and restart the server.';
+    END IF;
+    -- the guard trigger refuses a worker id held by another system
+    INSERT INTO snowflake.workers (worker_id, system_identifier, host)
+    VALUES (register_worker.worker_id, register_worker.system_identifier, register_worker.host)
+    ON CONFLICT (worker_id) DO NOTHING;
+    -- a concurrent registration may have won the race
+    PERFORM snowflake.check_worker(register_worker.worker_id, register_worker.system_identifier);
+    SELECT * INTO registered
+      FROM snowflake.workers w
+     WHERE w.worker_id = register_worker.worker_id;
+    RETURN registered;
+END
+$$;
+
+COMMENT ON FUNCTION snowflake.register_worker(integer, bigint, text) IS
+'Internal: snowflake_register_worker() for the given worker id, system identifier and host';
+
+CREATE OR REPLACE FUNCTION @extschema@.snowflake_register_worker(host text DEFAULT NULL)
+RETURNS snowflake.workers
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT r.*
+      FROM @extschema@.snowflake_worker_identity() i,
+           snowflake.register_worker(i.worker_id, i.system_identifier,
+                                     coalesce(snowflake_register_worker.host, i.host)) r;
+END;
+
+--
+-- Moving a table off serial, bigserial or identity
+--
+
+CREATE FUNCTION snowflake.read_relation(rel regclass, col name)
+RETURNS jsonb
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+-- What snowflake_migrate reads from the user's relations, as a jsonb
+-- object: last_value and is_called of a sequence; max of the column col
+-- of a table, as bigint.  A query can only name the relation, by its
+-- schema-qualified name, and a concurrent ALTER SCHEMA ... RENAME can make
+-- that name mean another relation, such as a view whose functions would
+-- run as the caller.  So the query is first stored as a temporary view:
+-- CREATE VIEW binds the names to OIDs (with dependencies) and runs
+-- nothing.  The view is read only if it reads rel and no other relation,
+-- and it is dropped again.
+DECLARE
+    v_name text := rel::text;   -- schema-qualified, as the query names it
+    v_view oid;
+    v_row  jsonb;
+BEGIN
+    IF NOT has_database_privilege(current_database(), 'TEMPORARY') THEN
+        RAISE EXCEPTION 'permission denied to create temporary tables in database "%"', current_database()
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'snowflake_migrate reads the table through a temporary view, which binds the table''s name to the table before anything is read.',
+                  HINT = format('Grant the privilege with GRANT TEMPORARY ON DATABASE %I TO %I, or run snowflake_migrate as a role that has it.',
+                                current_database(), current_user);
+    END IF;
+    EXECUTE format('CREATE TEMPORARY VIEW snowflake_migrate_read AS SELECT %s FROM %s',
+                   CASE WHEN (SELECT c.relkind FROM pg_class c WHERE c.oid = rel) = 'S'
+                        THEN 'last_value, is_called'
+                        ELSE format('max(%I)::bigint AS max', col) END,
+                   v_name);
+    v_view := 'pg_temp.snowflake_migrate_read'::regclass;
+    IF EXISTS (SELECT FROM pg_rewrite r
+                 JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
+                WHERE r.ev_class = v_view
+                  AND NOT (d.refclassid = 'pg_class'::regclass AND d.refobjid IN (v_view, rel)))
+       OR NOT EXISTS (SELECT FROM pg_rewrite r
+                        JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid
+                       WHERE r.ev_class = v_view
+                         AND d.refclassid = 'pg_class'::regclass AND d.refobjid = rel) THEN
+        RAISE EXCEPTION 'a schema or relation was renamed while snowflake_migrate ran'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('The name %s no longer means the relation snowflake_migrate checked, now named %s; nothing was read from it.',
+                                  v_name, rel),
+                  HINT = 'Check the names of the table and its schema, and run snowflake_migrate again.';
+    END IF;
+    EXECUTE 'SELECT pg_catalog.to_jsonb(r) FROM pg_temp.snowflake_migrate_read r' INTO v_row;
+    DROP VIEW pg_temp.snowflake_migrate_read;
+    RETURN v_row;
+END
+$function$;
+
+COMMENT ON FUNCTION snowflake.read_relation(regclass, name) IS
+'Internal to snowflake_migrate: reads a relation through a view bound to its OID';
+
+CREATE FUNCTION snowflake.default_calls(rel regclass, attnum smallint, func regprocedure)
+RETURNS boolean
+LANGUAGE sql STABLE STRICT PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+    -- the stored expression tree: one call of func, with no other node
+    -- inside it (no argument, no cast), and a catalog dependency on func
+    SELECT EXISTS (
+        SELECT FROM pg_attrdef d
+         WHERE d.adrelid = rel AND d.adnum = attnum
+           AND d.adbin::text ~ ('^\{FUNCEXPR :funcid ' || func::oid || ' [^{]*\}$')
+           AND EXISTS (SELECT FROM pg_depend p
+                        WHERE p.classid = 'pg_attrdef'::regclass AND p.objid = d.oid
+                          AND p.refclassid = 'pg_proc'::regclass AND p.refobjid = func))
+$function$;
+
+COMMENT ON FUNCTION snowflake.default_calls(regclass, smallint, regprocedure) IS
+'Internal to snowflake_migrate: whether a column''s default is nothing but a call of the function';
+
+CREATE FUNCTION snowflake.migrate(tbl regclass,
+                                  col name,
+                                  dry_run boolean,
+                                  widen boolean,
+                                  first_id bigint)
+RETURNS TABLE (kind text, step integer, statement text)
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+-- The body of snowflake_migrate(tbl, col, dry_run, widen); first_id is an
+-- ID the caller drew from snowflake_nextval() for it (see there).
+--
+-- Moves one column off a sequence default (serial, bigserial, or any
+-- DEFAULT nextval('seq')) or an identity onto DEFAULT snowflake_nextval().
+-- Returns the statements it ran (kind 'do') and the statements that undo
+-- them (kind 'undo'), each numbered from 1 in the order to run them.  All
+-- DDL goes through ALTER TABLE / ALTER SEQUENCE / CREATE SEQUENCE, so the
+-- usual ownership checks apply and the result dumps and restores like any
+-- hand-written schema.  A sequence kept for the undo gets a COMMENT that
+-- says so (\ds+ would show an unexplained orphan); the undo restores the
+-- comment it had.  Every name is quoted: relations through regclass
+-- output (schema-qualified, since search_path is only pg_catalog here),
+-- columns and roles through %I.
+--
+-- Outside a dry run, the table is locked before anything else is read
+-- from the catalog, and the tables to widen are locked before their
+-- foreign-key graph is trusted: a migration or an ALTER TABLE that held a
+-- lock we waited for has ended by then, and in READ COMMITTED every
+-- statement here sees what it committed.
+--
+-- Names.  The statements must name the table, its sequence and
+-- snowflake_nextval() by schema-qualified name, and the owner of a schema
+-- (the database owner, for public) may rename it and create another of
+-- that name, also while this runs.  Locks by name are checked by OID once
+-- taken; the table and the sequence are read through views bound to them
+-- (snowflake.read_relation); ALTER TABLE ... TYPE, the one statement here
+-- that evaluates expressions of the table (its constraints), runs as the
+-- table's owner, so that a name redirected to another owner's table is
+-- refused and the owner's expressions never run with more privileges than
+-- the owner's; and after the statements ran, their outcome is checked by
+-- OID, and anything not where it should be raises an error, which rolls
+-- them back.  snowflake_nextval() itself is found as a member of the
+-- extension.
+DECLARE
+    v_nextval   regprocedure;   -- the extension's snowflake_nextval()
+    v_newdef    text;       -- a call of it, schema-qualified
+    v_rel       record;     -- the table: relname, relkind, relowner
+    v_att       record;     -- the column: attnum, atttypid, attidentity, ...
+    v_attrdef   oid;        -- its pg_attrdef row, if any
+    v_default   text;       -- its default expression, if any
+    v_tree      text;       -- the same as a node tree, without locations
+    v_tags      text[];     -- the tree's nodes, outermost first
+    v_funcs     oid[];      -- the functions it calls, outermost first
+    v_formats   integer[];  -- how each call was written (2: implicit cast)
+    v_seq       oid;        -- the sequence behind the default or identity
+    v_seqname   text;       -- its name, schema-qualified and quoted
+    v_seqnote   text;       -- its comment before, for the undo
+    v_keptnote  text;       -- the comment on the sequence kept for the undo
+    v_seqnsp    record;     -- identity: its schema (oid, nspname)
+    v_owned     boolean := false;   -- the sequence is OWNED BY the column
+    v_seqdef    record;     -- identity: the sequence's options
+    v_last      bigint;     -- identity: the sequence's position
+    v_called    boolean;
+    v_seqopts   text;       -- identity: those options as SQL
+    v_narrow    record;     -- a column to widen
+    v_widen     text[];     -- "table.column (type)" for messages
+    v_tables    regclass[]; -- tables to lock: tbl, then widened ones
+    v_locked    regclass[] := '{}'; -- tables locked so far
+    v_rewritten regclass[]; -- tables with columns to widen
+    v_clauses   text[];     -- widening: ALTER COLUMN clauses, per table
+                            -- in v_rewritten
+    v_owners    oid[];      -- widening: the owner of each v_rewritten
+    v_wcols     text[];     -- widening: the columns, as "oid attnum"
+    v_first_id  bigint := first_id;
+    v_max       bigint;
+    v_read      jsonb;
+    v_do        text[] := '{}';
+    v_undo      text[] := '{}';
+    v_widen_at  integer;    -- v_do[v_widen_at ...]: the widening statements
+    v_me        oid;        -- current_user
+    v_role      text;       -- the setting role, to come back to
+    v_wrong     text[] := '{}'; -- what the statements did not do
+    i           integer;
+BEGIN
+    IF tbl IS NULL OR col IS NULL OR dry_run IS NULL OR widen IS NULL THEN
+        RAISE EXCEPTION 'arguments of snowflake_migrate must not be null'
+            USING ERRCODE = 'null_value_not_allowed',
+                  DETAIL = 'A null table usually comes from to_regclass() on a name that does not exist.',
+                  HINT = 'Pass the table, the column name, and true or false for dry_run and widen.';
+    END IF;
+
+    -- The extension's snowflake_nextval(), by what it is, not by a name.
+    SELECT p.oid INTO v_nextval
+      FROM pg_depend d
+      JOIN pg_extension e ON e.oid = d.refobjid
+      JOIN pg_proc p ON p.oid = d.objid
+     WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_extension'::regclass
+       AND d.deptype = 'e' AND e.extname = 'snowflake'
+       AND p.proname = 'snowflake_nextval' AND p.pronargs = 0;
+    IF v_nextval IS NULL THEN
+        RAISE EXCEPTION 'function snowflake_nextval() is not a member of extension "snowflake"'
+            USING ERRCODE = 'undefined_function',
+                  HINT = 'Drop and create the extension again.';
+    END IF;
+    v_me := (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user);
+
+    -- Under REPEATABLE READ or SERIALIZABLE every statement here reads as
+    -- of the transaction's snapshot, taken before the lock below was
+    -- granted: a migration, a new foreign key or rows committed while we
+    -- waited would go unseen.
+    IF NOT dry_run AND current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'snowflake_migrate must run in a READ COMMITTED transaction'
+            USING ERRCODE = 'invalid_transaction_state',
+                  DETAIL = format('This transaction is %s, so the function would read the catalog and the table as they were before it locked the table, missing what other transactions committed while it waited.',
+                                  upper(current_setting('transaction_isolation'))),
+                  HINT = 'Run it in a transaction started with BEGIN ISOLATION LEVEL READ COMMITTED (the default level), or pass dry_run => true to only see the statements.';
+    END IF;
+
+    -- The table: checked, locked (not in a dry run), and checked again,
+    -- since it may have changed while we waited.  The first checks keep
+    -- a role that may not alter the table from queueing for its lock.
+    LOOP
+        SELECT c.relname, c.relkind, c.relowner
+          INTO v_rel
+          FROM pg_class c
+         WHERE c.oid = tbl;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'relation with OID % does not exist', tbl::oid
+                USING ERRCODE = 'undefined_table';
+        END IF;
+        IF v_rel.relkind NOT IN ('r', 'p') THEN
+            RAISE EXCEPTION '"%" is not a table', v_rel.relname
+                USING ERRCODE = 'wrong_object_type',
+                      DETAIL = 'snowflake_migrate changes the default of a column of an ordinary or partitioned table.';
+        END IF;
+        -- ALTER TABLE checks this too; checking first makes dry runs honest.
+        IF NOT pg_has_role(v_rel.relowner, 'USAGE') THEN
+            RAISE EXCEPTION 'must be owner of table %', v_rel.relname
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = 'snowflake_migrate runs ALTER TABLE, which only the table''s owner (or a member of the owning role) may run.';
+        END IF;
+        EXIT WHEN dry_run OR cardinality(v_locked) > 0;
+        EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', tbl);
+        v_locked := ARRAY[tbl];
+    END LOOP;
+
+    SELECT a.attnum, a.atttypid, a.attidentity, a.attgenerated,
+           format_type(a.atttypid, a.atttypmod) AS typname
+      INTO v_att
+      FROM pg_attribute a
+     WHERE a.attrelid = tbl AND a.attname = col
+       AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation "%" does not exist', col, v_rel.relname
+            USING ERRCODE = 'undefined_column',
+                  HINT = 'Column names are case-sensitive here: pass the name as it is stored, such as ''Id'' for a column created as "Id".';
+    END IF;
+
+    SELECT d.oid, pg_get_expr(d.adbin, d.adrelid),
+           regexp_replace(d.adbin::text, ' :location -?[0-9]+', '', 'g')
+      INTO v_attrdef, v_default, v_tree
+      FROM pg_attrdef d
+     WHERE d.adrelid = tbl AND d.adnum = v_att.attnum;
+
+    SELECT format('%I.%I()', n.nspname, p.proname)
+      INTO v_newdef
+      FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+     WHERE p.oid = v_nextval;
+
+    -- Already done: the default calls our function (a catalog dependency)
+    -- and is nothing but that call.
+    IF snowflake.default_calls(tbl, v_att.attnum, v_nextval) THEN
+        RAISE NOTICE 'column "%" of table "%" already defaults to snowflake_nextval(), nothing to do',
+            col, v_rel.relname;
+        RETURN;
+    END IF;
+
+    IF v_att.attgenerated <> '' THEN
+        RAISE EXCEPTION 'column "%" of table "%" is a generated column', col, v_rel.relname
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'snowflake_migrate moves a column off a sequence default (serial, bigserial) or an identity.';
+    ELSIF v_att.attidentity IN ('a', 'd') THEN
+        -- The identity sequence is an internal dependency of the column.
+        SELECT d.objid INTO v_seq
+          FROM pg_depend d
+         WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
+           AND d.refobjid = tbl AND d.refobjsubid = v_att.attnum AND d.deptype = 'i';
+        IF v_seq IS NULL THEN
+            RAISE EXCEPTION 'identity column "%" of table "%" has no sequence', col, v_rel.relname
+                USING ERRCODE = 'object_not_in_prerequisite_state';
+        END IF;
+    ELSIF v_attrdef IS NOT NULL THEN
+        -- The default must be nothing but nextval() of one sequence, or it
+        -- does something we cannot undo.  Read from the stored expression
+        -- tree, not from its text (whose quoting of odd names varies):
+        -- nextval(<regclass constant>), possibly under the implicit cast
+        -- to the column's type that integer and smallint columns get.  The
+        -- constant is the one relation the default depends on.
+        SELECT array_agg(m.v[1] ORDER BY m.n) INTO v_tags
+          FROM regexp_matches(v_tree, '\{([A-Z_]+)', 'g') WITH ORDINALITY AS m (v, n);
+        SELECT array_agg(m.v[1]::oid ORDER BY m.n) INTO v_funcs
+          FROM regexp_matches(v_tree, ':funcid ([0-9]+)', 'g') WITH ORDINALITY AS m (v, n);
+        SELECT array_agg(m.v[1]::integer ORDER BY m.n) INTO v_formats
+          FROM regexp_matches(v_tree, ':funcformat ([0-9]+)', 'g') WITH ORDINALITY AS m (v, n);
+        IF v_tree ~ (':consttype ' || 'pg_catalog.regclass'::regtype::oid || ' ')
+           AND v_tree ~ ':constisnull false '
+           AND (   (v_tags = '{FUNCEXPR,CONST}'
+                    AND v_funcs = ARRAY['pg_catalog.nextval(regclass)'::regprocedure::oid])
+                OR (v_tags = '{FUNCEXPR,FUNCEXPR,CONST}'
+                    AND v_formats[1] = 2
+                    AND v_funcs = ARRAY[(SELECT c.castfunc FROM pg_cast c
+                                          WHERE c.castsource = 'pg_catalog.int8'::regtype
+                                            AND c.casttarget = v_att.atttypid),
+                                        'pg_catalog.nextval(regclass)'::regprocedure::oid])) THEN
+            SELECT min(d.refobjid) INTO v_seq
+              FROM pg_depend d JOIN pg_class s ON s.oid = d.refobjid AND s.relkind = 'S'
+             WHERE d.classid = 'pg_attrdef'::regclass AND d.objid = v_attrdef
+               AND d.refclassid = 'pg_class'::regclass
+            HAVING count(*) = 1;
+        END IF;
+        IF v_seq IS NULL THEN
+            RAISE EXCEPTION 'column "%" of table "%" has a default other than a sequence', col, v_rel.relname
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = format('Its default is %s; snowflake_migrate only replaces nextval(''sequence'') (serial, bigserial) and identity.', v_default),
+                      HINT = format('If the column should take snowflake IDs anyway, run ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s yourself.', tbl, col, v_newdef);
+        END IF;
+        v_owned := EXISTS (SELECT FROM pg_depend d
+                            WHERE d.classid = 'pg_class'::regclass AND d.objid = v_seq
+                              AND d.refclassid = 'pg_class'::regclass AND d.refobjid = tbl
+                              AND d.refobjsubid = v_att.attnum AND d.deptype = 'a');
+    ELSE
+        RAISE EXCEPTION 'column "%" of table "%" has no default', col, v_rel.relname
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'snowflake_migrate moves a column off a sequence default (serial, bigserial) or an identity; this column has neither.',
+                  HINT = format('Check the column name.  If the column should take snowflake IDs anyway, run ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s yourself.', tbl, col, v_newdef);
+    END IF;
+    v_seqname := v_seq::regclass::text;
+    v_seqnote := obj_description(v_seq, 'pg_class');
+    v_keptnote := format('Unused since %s.%I moved to snowflake_nextval(); kept for its undo, drop it when not needed',
+                         tbl, col);
+
+    IF v_att.atttypid NOT IN ('int8'::regtype, 'int4'::regtype, 'int2'::regtype) THEN
+        RAISE EXCEPTION 'column "%" of table "%" is of type %, not bigint', col, v_rel.relname, v_att.typname
+            USING ERRCODE = 'datatype_mismatch',
+                  DETAIL = 'Snowflake IDs are bigint values.';
+    END IF;
+
+    -- Columns too narrow for snowflake IDs: this one, and every column
+    -- that references it through foreign keys, directly or in a chain
+    -- (only the referencing column that maps to ours in a multi-column
+    -- key).  Top-level constraints only: ALTER TABLE on a partitioned
+    -- table reaches its partitions.  Outside a dry run, when widening,
+    -- lock the tables found and look again, until no new one turns up: a
+    -- foreign key added to one of them while we waited for its lock is
+    -- then in the graph.
+    LOOP
+        v_widen := '{}';
+        v_tables := ARRAY[tbl];
+        v_rewritten := '{}';
+        v_clauses := '{}';
+        v_owners := '{}';
+        v_wcols := '{}';
+        FOR v_narrow IN
+            WITH RECURSIVE refs (relid, attnum) AS (
+                SELECT tbl::oid, v_att.attnum
+                UNION
+                SELECT c.conrelid, k.conkey
+                  FROM refs r
+                  JOIN pg_constraint c
+                    ON c.contype = 'f' AND c.confrelid = r.relid AND c.conparentid = 0
+                 CROSS JOIN LATERAL unnest(c.conkey, c.confkey) AS k (conkey, confkey)
+                 WHERE k.confkey = r.attnum
+            )
+            SELECT r.relid::regclass AS rel, a.attname, a.attnum,
+                   format_type(a.atttypid, a.atttypmod) AS typname, c.relname, c.relowner
+              FROM refs r
+              JOIN pg_attribute a ON a.attrelid = r.relid AND a.attnum = r.attnum
+              JOIN pg_class c ON c.oid = r.relid
+             WHERE a.atttypid IN ('int2'::regtype, 'int4'::regtype)
+             ORDER BY r.relid <> tbl, r.relid::regclass::text COLLATE "C", a.attname COLLATE "C"
+        LOOP
+            v_widen := v_widen || format('%s.%I (%s)', v_narrow.rel, v_narrow.attname, v_narrow.typname);
+            v_wcols := v_wcols || format('%s %s', v_narrow.rel::oid, v_narrow.attnum);
+            IF NOT v_narrow.rel = ANY (v_tables) THEN
+                v_tables := v_tables || v_narrow.rel;
+            END IF;
+            IF NOT v_narrow.rel = ANY (v_rewritten) THEN
+                v_rewritten := v_rewritten || v_narrow.rel;
+                v_owners := v_owners || v_narrow.relowner;
+                v_clauses := v_clauses || format('ALTER COLUMN %I TYPE bigint', v_narrow.attname);
+            ELSE
+                i := array_position(v_rewritten, v_narrow.rel);
+                v_clauses[i] := v_clauses[i] || format(', ALTER COLUMN %I TYPE bigint', v_narrow.attname);
+            END IF;
+            IF widen AND NOT pg_has_role(v_narrow.relowner, 'USAGE') THEN
+                RAISE EXCEPTION 'must be owner of table %', v_narrow.relname
+                    USING ERRCODE = 'insufficient_privilege',
+                          DETAIL = format('Widening changes column %I of table %s, which references %s.%I, and only its owner may alter it.',
+                                          v_narrow.attname, v_narrow.rel, tbl, col);
+            END IF;
+        END LOOP;
+        EXIT WHEN dry_run OR NOT widen OR v_tables <@ v_locked;
+        EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE',
+                       (SELECT string_agg(t::text, ', ' ORDER BY n)
+                          FROM unnest(v_tables) WITH ORDINALITY AS u (t, n)
+                         WHERE NOT t = ANY (v_locked)));
+        v_locked := v_locked || ARRAY(SELECT t FROM unnest(v_tables) AS u (t)
+                                       WHERE NOT t = ANY (v_locked));
+    END LOOP;
+
+    -- LOCK TABLE takes names; had one come to mean another table while we
+    -- waited (a rename), what we read above would not be protected.
+    IF EXISTS (SELECT FROM unnest(v_locked) AS u (t)
+                WHERE NOT EXISTS (SELECT FROM pg_locks l
+                                   WHERE l.locktype = 'relation' AND l.relation = t
+                                     AND l.pid = pg_backend_pid()
+                                     AND l.mode = 'AccessExclusiveLock' AND l.granted)) THEN
+        RAISE EXCEPTION 'a table was renamed or replaced while snowflake_migrate waited for its lock'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('The locks were taken by name on %s.', array_to_string(v_locked, ', ')),
+                  HINT = 'Check the table''s name and run snowflake_migrate again.';
+    END IF;
+
+    IF cardinality(v_widen) > 0 AND NOT widen THEN
+        RAISE EXCEPTION '%',
+            CASE WHEN v_att.atttypid <> 'int8'::regtype
+                 THEN format('column "%s" of table "%s" is of type %s, too narrow for snowflake IDs',
+                             col, v_rel.relname, v_att.typname)
+                 ELSE format('columns referencing column "%s" of table "%s" are too narrow for snowflake IDs',
+                             col, v_rel.relname)
+            END
+            USING ERRCODE = 'datatype_mismatch',
+                  DETAIL = format('Snowflake IDs need bigint.  Columns to widen: %s.', array_to_string(v_widen, ', ')),
+                  HINT = format('Pass widen => true to change them to bigint.  That rewrites %s with %s indexes and checks the foreign keys on those columns again, under ACCESS EXCLUSIVE locks held until the transaction ends.',
+                                array_to_string(v_rewritten, ', '),
+                                CASE WHEN cardinality(v_rewritten) = 1 THEN 'its' ELSE 'their' END);
+    END IF;
+
+    -- The kept copy of an identity sequence is a new sequence, created by
+    -- the caller (this function is SECURITY INVOKER) and, for a member of
+    -- the owning role, handed to the table's owner, which ALTER SEQUENCE
+    -- allows only if that owner may create in the schema too.
+    IF v_att.attidentity IN ('a', 'd') THEN
+        SELECT n.oid, n.nspname INTO v_seqnsp
+          FROM pg_class s JOIN pg_namespace n ON n.oid = s.relnamespace
+         WHERE s.oid = v_seq;
+        IF NOT has_schema_privilege(v_seqnsp.oid, 'CREATE') THEN
+            RAISE EXCEPTION 'must have CREATE privilege on schema % to migrate identity column "%" of table "%"',
+                v_seqnsp.nspname, col, v_rel.relname
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = format('DROP IDENTITY drops the identity sequence %s, so snowflake_migrate keeps a copy of it for the undo script: a new sequence of the same name, created by the current role %I.',
+                                      v_seqname, current_user),
+                      HINT = format('Grant the privilege with GRANT CREATE ON SCHEMA %I TO %I, or run snowflake_migrate as a role that has it.',
+                                    v_seqnsp.nspname, current_user);
+        END IF;
+        IF pg_get_userbyid(v_rel.relowner) <> current_user
+           AND NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user)
+           AND NOT has_schema_privilege(v_rel.relowner, v_seqnsp.oid, 'CREATE') THEN
+            RAISE EXCEPTION 'owner of table % must have CREATE privilege on schema % to migrate identity column "%"',
+                v_rel.relname, v_seqnsp.nspname, col
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = format('The copy of the identity sequence %s that snowflake_migrate keeps for the undo script goes to the table''s owner %I, and only a role that may create in the schema can own it.',
+                                      v_seqname, pg_get_userbyid(v_rel.relowner)),
+                      HINT = format('Grant the privilege with GRANT CREATE ON SCHEMA %I TO %I.',
+                                    v_seqnsp.nspname, pg_get_userbyid(v_rel.relowner));
+        END IF;
+    END IF;
+
+    -- Every existing value must lie below the IDs the generator will hand
+    -- out.  first_id, drawn by the caller before this function started,
+    -- bounds them all: IDs only increase on a server, so every later ID,
+    -- the new default's included, is above it.  That it was drawn before
+    -- the lock does not matter: max() is read below, after the lock, so it
+    -- sees every value inserted before the default changes, including any
+    -- inserted while we waited.
+    --
+    -- The locks are held already (except in a dry run), so that no insert
+    -- slips in between reading max() and the sequence's position and the
+    -- change; the first statement reports them.
+    v_do := v_do || format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', array_to_string(v_tables, ', '));
+
+    v_read := snowflake.read_relation(tbl, col);
+    v_max := (v_read ->> 'max')::bigint;
+    IF v_max >= v_first_id THEN
+        RAISE EXCEPTION 'column "%" of table "%" holds values up to %, at or above the next snowflake ID %',
+            col, v_rel.relname, v_max, v_first_id
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = format('Every ID this server hands out from now on is above %s, so an existing value at or above it could be issued again.', v_first_id),
+                  HINT = 'Such values come from a sequence set far ahead or from another generator (another epoch or layout); renumber them before migrating.';
+    END IF;
+
+    IF v_att.attidentity IN ('a', 'd') THEN
+        -- DROP IDENTITY drops the identity sequence: keep a plain copy of
+        -- it under the same name, at the same position, for the undo.
+        v_read := snowflake.read_relation(v_seq, NULL);
+        v_last := (v_read ->> 'last_value')::bigint;
+        v_called := (v_read ->> 'is_called')::boolean;
+        SELECT format_type(s.seqtypid, NULL) AS typname, s.seqincrement, s.seqmin, s.seqmax,
+               s.seqstart, s.seqcache, s.seqcycle, c.relpersistence
+          INTO v_seqdef
+          FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid
+         WHERE s.seqrelid = v_seq;
+        v_seqopts := format('INCREMENT BY %s MINVALUE %s MAXVALUE %s START WITH %s CACHE %s %s',
+                            v_seqdef.seqincrement, v_seqdef.seqmin, v_seqdef.seqmax,
+                            v_seqdef.seqstart, v_seqdef.seqcache,
+                            CASE WHEN v_seqdef.seqcycle THEN 'CYCLE' ELSE 'NO CYCLE' END);
+
+        v_do := v_do || format('ALTER TABLE %s ALTER COLUMN %I DROP IDENTITY', tbl, col);
+        v_do := v_do || format('CREATE %sSEQUENCE %s AS %s %s',
+                               CASE WHEN v_seqdef.relpersistence = 'u' THEN 'UNLOGGED ' ELSE '' END,
+                               v_seqname, v_seqdef.typname, v_seqopts);
+        v_do := v_do || format('SELECT pg_catalog.setval(%L, %s, %s)',
+                               v_seqname, v_last, CASE WHEN v_called THEN 'true' ELSE 'false' END);
+        v_do := v_do || format('COMMENT ON SEQUENCE %s IS %L', v_seqname, v_keptnote);
+        IF v_rel.relowner <> v_me THEN
+            v_do := v_do || format('ALTER SEQUENCE %s OWNER TO %I', v_seqname, pg_get_userbyid(v_rel.relowner));
+        END IF;
+
+        -- ADD GENERATED needs the column without a default and the name
+        -- free; the sequence it creates takes the column's type, and the
+        -- explicit bounds keep the old range.
+        v_undo := v_undo || format('ALTER TABLE %s ALTER COLUMN %I DROP DEFAULT', tbl, col);
+        v_undo := v_undo || format('DROP SEQUENCE %s', v_seqname);
+        v_undo := v_undo || format('ALTER TABLE %s ALTER COLUMN %I ADD GENERATED %s AS IDENTITY (SEQUENCE NAME %s %s)',
+                                   tbl, col,
+                                   CASE v_att.attidentity WHEN 'a' THEN 'ALWAYS' ELSE 'BY DEFAULT' END,
+                                   v_seqname, v_seqopts);
+        v_undo := v_undo || format('SELECT pg_catalog.setval(%L, %s, %s)',
+                                   v_seqname, v_last, CASE WHEN v_called THEN 'true' ELSE 'false' END);
+        -- the identity sequence ADD GENERATED creates has no comment
+        IF v_seqnote IS NOT NULL THEN
+            v_undo := v_undo || format('COMMENT ON SEQUENCE %s IS %L', v_seqname, v_seqnote);
+        END IF;
+    ELSE
+        v_undo := v_undo || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, v_default);
+        IF v_owned THEN
+            v_undo := v_undo || format('ALTER SEQUENCE %s OWNED BY %s.%I', v_seqname, tbl, col);
+            -- its comment as it was (IS NULL removes ours)
+            v_undo := v_undo || format('COMMENT ON SEQUENCE %s IS %L', v_seqname, v_seqnote);
+        END IF;
+    END IF;
+
+    v_widen_at := cardinality(v_do) + 1;
+    IF widen THEN
+        FOR i IN 1 .. cardinality(v_rewritten) LOOP
+            v_do := v_do || format('ALTER TABLE %s %s', v_rewritten[i], v_clauses[i]);
+        END LOOP;
+    END IF;
+
+    v_do := v_do || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, v_newdef);
+    IF v_owned THEN
+        v_do := v_do || format('ALTER SEQUENCE %s OWNED BY NONE', v_seqname);
+        v_do := v_do || format('COMMENT ON SEQUENCE %s IS %L', v_seqname, v_keptnote);
+    END IF;
+
+    IF NOT dry_run THEN
+        v_role := current_setting('role');
+        FOR i IN 2 .. cardinality(v_do) LOOP
+            IF widen AND i >= v_widen_at AND i < v_widen_at + cardinality(v_rewritten)
+               AND v_owners[i - v_widen_at + 1] <> v_me THEN
+                -- the rewrite checks the table's constraints and builds its
+                -- indexes: as its owner, as core runs VACUUM or REINDEX
+                PERFORM set_config('role', pg_get_userbyid(v_owners[i - v_widen_at + 1]), true);
+                EXECUTE v_do[i];
+                PERFORM set_config('role', v_role, true);
+            ELSE
+                EXECUTE v_do[i];
+            END IF;
+        END LOOP;
+
+        -- What the statements did, by OID: they named everything by name.
+        IF NOT snowflake.default_calls(tbl, v_att.attnum, v_nextval) THEN
+            v_wrong := v_wrong || format('column %I of table %s does not default to the extension''s %s',
+                                         col, tbl, v_nextval);
+        END IF;
+        IF widen THEN
+            v_wrong := v_wrong || ARRAY(
+                SELECT format('column %I of table %s is still %s', a.attname, a.attrelid::regclass,
+                              format_type(a.atttypid, a.atttypmod))
+                  FROM unnest(v_wcols) AS u (c)
+                  JOIN pg_attribute a ON a.attrelid = split_part(u.c, ' ', 1)::oid
+                                     AND a.attnum = split_part(u.c, ' ', 2)::smallint
+                 WHERE a.atttypid <> 'int8'::regtype);
+        END IF;
+        IF v_att.attidentity IN ('a', 'd') THEN
+            IF NOT EXISTS (SELECT FROM pg_class s
+                            WHERE s.relnamespace = v_seqnsp.oid AND s.relkind = 'S'
+                              AND s.oid::regclass::text = v_seqname) THEN
+                v_wrong := v_wrong || format('no sequence %s was created in schema %s for the undo',
+                                             v_seqname, v_seqnsp.oid::regnamespace);
+            END IF;
+        END IF;
+        IF v_owned AND EXISTS (SELECT FROM pg_depend d
+                                WHERE d.classid = 'pg_class'::regclass AND d.objid = v_seq
+                                  AND d.refclassid = 'pg_class'::regclass AND d.refobjid = tbl
+                                  AND d.deptype = 'a') THEN
+            v_wrong := v_wrong || format('sequence %s is still owned by column %I', v_seq::regclass, col);
+        END IF;
+        IF cardinality(v_wrong) > 0 THEN
+            RAISE EXCEPTION 'a schema or relation was renamed while snowflake_migrate ran'
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = format('Its statements name tables, sequences and functions by schema-qualified name, and one of those names meant something else by then: %s.  The changes are rolled back.',
+                                      array_to_string(v_wrong, '; ')),
+                      HINT = 'Check the names of the table, its schema and the extension''s schema, and run snowflake_migrate again.';
+        END IF;
+    END IF;
+
+    IF widen AND cardinality(v_rewritten) > 0 THEN
+        RAISE NOTICE '%',
+            format('%s %s to bigint%s %s with %s indexes under ACCESS EXCLUSIVE locks',
+                   CASE WHEN dry_run THEN 'widening' ELSE 'widened' END,
+                   array_to_string(v_widen, ', '),
+                   CASE WHEN dry_run THEN ' would rewrite' ELSE ', rewriting' END,
+                   array_to_string(v_rewritten, ', '),
+                   CASE WHEN cardinality(v_rewritten) = 1 THEN 'its' ELSE 'their' END)
+            USING DETAIL = 'Each rewrite copies the table and rebuilds its indexes, and each foreign key on a widened column is checked again; the locks block reads and writes until the transaction ends.  The undo script leaves these columns bigint.';
+    END IF;
+
+    IF NOT dry_run THEN
+        IF v_owned OR v_att.attidentity IN ('a', 'd') THEN
+            RAISE NOTICE 'column "%" of table "%" now defaults to snowflake_nextval(); sequence % is kept, detached, for the undo script',
+                col, v_rel.relname, v_seqname
+                USING DETAIL = 'Drop the sequence once you no longer need to undo the migration.';
+        ELSE
+            RAISE NOTICE 'column "%" of table "%" now defaults to snowflake_nextval(); sequence % was not owned by the column and is left as it was',
+                col, v_rel.relname, v_seqname;
+        END IF;
+    END IF;
+
+    RETURN QUERY
+        SELECT 'do'::text, u.n::integer, u.s FROM unnest(v_do) WITH ORDINALITY AS u (s, n)
+        UNION ALL
+        SELECT 'undo'::text, u.n::integer, u.s FROM unnest(v_undo) WITH ORDINALITY AS u (s, n);
+END
+$function$;
+
+COMMENT ON FUNCTION snowflake.migrate(regclass, name, boolean, boolean, bigint) IS
+'Internal: the body of snowflake_migrate(), given an ID drawn for it';
+
+CREATE OR REPLACE FUNCTION snowflake_migrate(tbl regclass,
+                                             col name DEFAULT 'id',
+                                             dry_run boolean DEFAULT false,
+                                             widen boolean DEFAULT false)
+RETURNS TABLE (kind text, step integer, statement text)
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT m.kind, m.step, m.statement
+      FROM snowflake.migrate(tbl, col, dry_run, widen, @extschema@.snowflake_nextval()) AS m;
+END;
