@@ -74,6 +74,7 @@ ALTER FUNCTION snowflake_stats_reset() OWNER TO regress_snowflake_owner;
 ALTER TABLE snowflake.workers DISABLE TRIGGER workers_guard;
 DROP TABLE snowflake.workers;
 CREATE TABLE snowflake.mine (x int);
+CREATE PUBLICATION regress_registry FOR TABLE snowflake.workers;
 -- the planner support function takes "internal", which no SQL value is
 SELECT snowflake_in_range_support(NULL::internal);
 
@@ -112,6 +113,190 @@ SELECT * FROM snowflake_migrate('orders', dry_run => true);
 GRANT EXECUTE ON FUNCTION snowflake_stats_reset() TO regress_snowflake_app;
 \c - regress_snowflake_app
 SELECT snowflake_stats_reset();
+
+--
+-- A superuser who migrates a table with widen => true runs ALTER TABLE ...
+-- TYPE, which checks the table's constraints again and so calls functions
+-- of the table's owner: they run as the table's owner, not as the superuser.
+--
+\c - :superuser
+SET TimeZone = 'UTC';
+\set SHOW_CONTEXT never
+CREATE SCHEMA shop AUTHORIZATION regress_snowflake_owner;
+GRANT USAGE, CREATE ON SCHEMA shop TO regress_snowflake_app;
+SET ROLE regress_snowflake_app;
+CREATE FUNCTION shop.check_id(anyelement) RETURNS boolean
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE NOTICE 'shop.check_id runs as %', current_user;
+    RETURN true;
+END
+$$;
+CREATE TABLE shop.narrow (id serial PRIMARY KEY CHECK (shop.check_id(id)));
+INSERT INTO shop.narrow DEFAULT VALUES;
+RESET ROLE;
+SELECT count(*) AS statements FROM snowflake_migrate('shop.narrow', widen => true);
+SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute
+ WHERE attrelid = 'shop.narrow'::regclass AND attname = 'id';
+DROP TABLE shop.narrow;
+
+--
+-- The database owner owns the schema public (PostgreSQL 15 and later), which
+-- holds the extension's functions: it may rename it, create another public
+-- and put functions of the extension's names there.  Nothing of ours breaks
+-- or calls them, whoever runs it and whatever the search_path.  Each planted
+-- function says so when it runs, in a NOTICE (which a rollback cannot take
+-- back) and in a row of planted_calls.
+--
+\c - regress_snowflake_owner
+SET TimeZone = 'UTC';
+\set SHOW_CONTEXT never
+CREATE TABLE invoices (id bigserial PRIMARY KEY, note text);
+GRANT SELECT, INSERT ON invoices TO regress_snowflake_app;
+GRANT USAGE ON SEQUENCE invoices_id_seq TO regress_snowflake_app;
+CREATE TABLE events (id bigint PRIMARY KEY);
+INSERT INTO events
+SELECT snowflake_compose('2025-02-01 00:00+00'::timestamptz + d * interval '1 day', 1, 0)
+  FROM generate_series(0, 2) AS d;
+ALTER SCHEMA public RENAME TO app_real;
+CREATE SCHEMA public;
+GRANT USAGE ON SCHEMA public TO PUBLIC;
+CREATE TABLE public.planted_calls (function_name text, called_by name, as_superuser boolean);
+GRANT INSERT ON public.planted_calls TO PUBLIC;
+CREATE FUNCTION public.planted(function_name text) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE NOTICE 'planted function % runs as %', function_name, current_user;
+    INSERT INTO public.planted_calls
+    SELECT function_name, current_user, rolsuper FROM pg_roles WHERE rolname = current_user;
+END
+$$;
+-- as the review that found it wrote it: the owner makes itself superuser
+-- as soon as a superuser runs it
+CREATE FUNCTION public.snowflake_worker_identity(OUT worker_id int, OUT system_identifier bigint, OUT host text)
+LANGUAGE plpgsql AS $$ BEGIN
+  PERFORM public.planted('snowflake_worker_identity');
+  IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN
+    EXECUTE 'ALTER ROLE regress_snowflake_owner SUPERUSER'; END IF;
+  SELECT s.worker_id, c.system_identifier, 'x' INTO worker_id, system_identifier, host
+    FROM app_real.snowflake_stats() s, pg_control_system() c;
+END $$;
+CREATE FUNCTION public.snowflake_stats(OUT worker_id int) LANGUAGE sql
+    AS $$ SELECT public.planted('snowflake_stats'); SELECT 1 $$;
+CREATE FUNCTION public.snowflake_check_worker() RETURNS boolean LANGUAGE sql
+    AS $$ SELECT public.planted('snowflake_check_worker'); SELECT true $$;
+CREATE FUNCTION public.snowflake_nextval() RETURNS bigint LANGUAGE sql
+    AS $$ SELECT public.planted('snowflake_nextval'); SELECT 1::bigint $$;
+CREATE FUNCTION public.snowflake_range_min_id(tstzrange) RETURNS bigint LANGUAGE sql
+    AS $$ SELECT public.planted('snowflake_range_min_id'); SELECT 0::bigint $$;
+CREATE FUNCTION public.snowflake_range_max_id(tstzrange) RETURNS bigint LANGUAGE sql
+    AS $$ SELECT public.planted('snowflake_range_max_id'); SELECT 0::bigint $$;
+
+-- A superuser checks the registry, pinning search_path as a careful
+-- monitoring query does: the owner does not become superuser.
+\c - :superuser
+SET search_path = pg_catalog;
+SET TimeZone = 'UTC';
+\set SHOW_CONTEXT never
+SELECT app_real.snowflake_check_worker();
+SELECT worker_id, host FROM app_real.snowflake_register_worker('owner-db');
+SELECT worker_id, host IS DISTINCT FROM 'x' AS real_host FROM app_real.snowflake_worker_identity();
+SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_snowflake_owner';
+
+-- A superuser migrates the owner's table: the default calls the
+-- extension's snowflake_nextval(), a catalog dependency, and nothing else.
+SELECT kind, step, statement FROM app_real.snowflake_migrate('app_real.invoices')
+ ORDER BY kind, step;
+SELECT pg_get_expr(d.adbin, d.adrelid) AS "default",
+       (SELECT array_agg(p.refobjid::regprocedure) FROM pg_depend p
+         WHERE p.classid = 'pg_attrdef'::regclass AND p.objid = d.oid
+           AND p.refclassid = 'pg_proc'::regclass) AS calls
+  FROM pg_attrdef d WHERE d.adrelid = 'app_real.invoices'::regclass;
+-- and the application's inserts get IDs from the generator
+\c - regress_snowflake_app
+SET TimeZone = 'UTC';
+INSERT INTO app_real.invoices (note) VALUES ('first');
+SELECT (app_real.snowflake_parse(id)).worker_id FROM app_real.invoices;
+
+-- The planner's rewrite of <@ calls the extension's range functions,
+-- wherever they are now, and the query gives the right rows.
+\c - :superuser
+SET search_path = pg_catalog;
+SET TimeZone = 'UTC';
+\set SHOW_CONTEXT never
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF)
+SELECT id FROM app_real.events
+ WHERE id OPERATOR(app_real.<@) tstzrange('2025-02-02 00:00+00'::timestamptz,
+                                          '2025-02-02 00:00+00'::timestamptz + interval '1 day');
+SELECT app_real.snowflake_to_timestamptz(id) AT TIME ZONE 'UTC' AS created_at FROM app_real.events
+ WHERE id OPERATOR(app_real.<@) tstzrange('2025-02-02 00:00+00'::timestamptz,
+                                          '2025-02-02 00:00+00'::timestamptz + interval '1 day');
+RESET enable_seqscan;
+
+-- None of the planted functions ran.
+SELECT * FROM public.planted_calls;
+
+--
+-- snowflake_migrate() names tables and functions in its statements, and a
+-- schema may be renamed and replaced between two of them.  Here an event
+-- trigger does it at the worst moment, as a concurrent session could: it
+-- renames the schema and plants another of the name the moment a given
+-- command starts.  The migration refuses, with nothing changed and nothing
+-- planted run.
+--
+CREATE TABLE public.swap_at (command_tag text, schema_name name, plant text);
+CREATE FUNCTION public.swap_schema() RETURNS event_trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    swap record;
+BEGIN
+    DELETE FROM public.swap_at WHERE command_tag = tg_tag RETURNING * INTO swap;
+    IF FOUND THEN
+        EXECUTE format('ALTER SCHEMA %I RENAME TO %I', swap.schema_name, swap.schema_name || '_moved');
+        EXECUTE format('CREATE SCHEMA %I AUTHORIZATION regress_snowflake_owner', swap.schema_name);
+        EXECUTE swap.plant;
+    END IF;
+END
+$$;
+SET ROLE regress_snowflake_app;
+CREATE TABLE shop.items (id bigserial PRIMARY KEY);
+INSERT INTO shop.items DEFAULT VALUES;
+RESET ROLE;
+CREATE EVENT TRIGGER swap_schema ON ddl_command_start EXECUTE FUNCTION public.swap_schema();
+
+-- The table is read through a view bound to it: here its schema is
+-- replaced just before, by one whose "items" is a view of planted code.
+INSERT INTO public.swap_at VALUES ('CREATE VIEW', 'shop',
+    'CREATE VIEW shop.items AS SELECT 1::bigint AS id FROM public.planted(''view shop.items'')');
+SELECT * FROM app_real.snowflake_migrate('shop.items');
+SELECT pg_get_expr(adbin, adrelid) AS "default" FROM pg_attrdef
+ WHERE adrelid = 'shop.items'::regclass;
+-- (the error rolled the renaming back too)
+DELETE FROM public.swap_at;
+
+-- The default names snowflake_nextval() by its schema's name, checked
+-- by OID afterwards: here the extension's schema is replaced just before
+-- the first ALTER TABLE, by one with a planted snowflake_nextval().
+INSERT INTO public.swap_at VALUES ('ALTER TABLE', 'app_real',
+    'CREATE FUNCTION app_real.snowflake_nextval() RETURNS bigint LANGUAGE sql
+         AS $$ SELECT public.planted(''app_real.snowflake_nextval''); SELECT 1::bigint $$');
+SELECT * FROM app_real.snowflake_migrate('shop.items');
+SELECT pg_get_expr(adbin, adrelid) AS "default" FROM pg_attrdef
+ WHERE adrelid = 'shop.items'::regclass;
+SELECT nspname FROM pg_namespace WHERE nspname LIKE 'app_real%' OR nspname LIKE 'shop%' ORDER BY 1;
+DROP EVENT TRIGGER swap_schema;
+DROP SCHEMA shop CASCADE;
+
+-- Still, none of the planted functions ran, and the owner is no superuser.
+SELECT * FROM public.planted_calls;
+SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_snowflake_owner';
+
+-- The owner puts its schemas back as they were.
+\c - regress_snowflake_owner
+DROP SCHEMA public CASCADE;
+ALTER SCHEMA app_real RENAME TO public;
+DROP TABLE invoices, events;
 
 -- The owner may drop it, and the registry's schema goes with it.
 \c - regress_snowflake_owner
