@@ -26,7 +26,8 @@ ROOT_EXTRA_CA_CERTS=/etc/ssl/host-extra-ca-certs.pem
 ROOT_RECIPE_VERSION=1
 
 # debian_mirror: the archive URI the host's apt configuration uses for the
-# host's own suite (e.g. http://deb.debian.org/debian).
+# host's own suite, as apt writes it (scheme, host and path: whatever the
+# machine's sources name).
 debian_mirror() {
 	local codename mirror
 	codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
