@@ -12,6 +12,11 @@
 # its maintenance does in production.  (IDs composed for later days would
 # move that largest ID, and with it the premade partitions, by hand.)
 #
+# The server's clock is pinned to known instants, whenever the test runs:
+# day 0 is 2028-02-27 (UTC), so that the days cross a leap day and a month
+# end, and each day's rows are issued at 09:00 and at 15:00, so that a
+# range starting at noon splits a day's rows in two.
+#
 # Each simulated day: insert rows, run pg_partman's maintenance (what its
 # background worker or a cron job does).  Checked: the bounds are UTC
 # midnights a day apart; each day's rows are in that day's partition and
@@ -28,6 +33,7 @@ use warnings FATAL => 'all';
 
 use FindBin;
 use lib $FindBin::RealBin;
+use Time::Local qw(timegm);
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
@@ -40,9 +46,14 @@ my $sharedir = $node->config_data('--sharedir');
 need_package('postgresql-@PG@-partman', -e "$sharedir/extension/pg_partman.control",
 	'pg_partman is not installed');
 
-start_with_fake_clock($node, '+0');
+# Day $n of the test at $hour:00 UTC, in seconds since 1970.
+sub instant
+{
+	my ($n, $hour) = @_;
+	return timegm(0, 0, 0, 27, 1, 2028) + $n * 86400 + $hour * 3600;
+}
 
-my $day = 86400;    # seconds
+start_with_fake_clock($node, fake_clock_offset_to(instant(0, 9)));
 $node->safe_psql(
 	'postgres', q{
 	CREATE EXTENSION snowflake;
@@ -51,6 +62,7 @@ $node->safe_psql(
 	CREATE TABLE events (
 		id      bigint NOT NULL DEFAULT snowflake_nextval(),
 		day     integer NOT NULL,
+		hour    integer NOT NULL,
 		payload text,
 		PRIMARY KEY (id)
 	) PARTITION BY RANGE (id);
@@ -77,6 +89,7 @@ $node->safe_psql(
 # The day that is "today" on the server at the start, as a timestamptz
 # (UTC midnight); day n of the test is n days later.
 my $day0 = $node->safe_psql('postgres', "SELECT date_trunc('day', now(), 'UTC')");
+is($day0, '2028-02-27 00:00:00+00', "the server's clock is pinned to day 0");
 
 # The partitions (not the default one) with their bounds as IDs and as
 # instants, in order.
@@ -119,23 +132,27 @@ is( $node->safe_psql(
 	'1',
 	'... and a default partition');
 
-# Five days: rows issued on each day, maintenance after them.
+# Five days: rows issued on each day, 50 at 09:00 and 50 at 15:00,
+# maintenance after them.
 for my $n (0 .. 4)
 {
-	set_fake_clock($node, '+' . $n * $day) if $n > 0;
-	$node->safe_psql('postgres',
-		"INSERT INTO events (day, payload) SELECT $n, 'row ' || g FROM generate_series(1, 100) g"
-	);
+	for my $hour (9, 15)
+	{
+		set_fake_clock($node, fake_clock_offset_to(instant($n, $hour)));
+		$node->safe_psql('postgres',
+			"INSERT INTO events (day, hour, payload) SELECT $n, $hour, 'row ' || g FROM generate_series(1, 50) g"
+		);
+	}
 	$node->safe_psql('postgres',
 		"SELECT partman.run_maintenance(p_parent_table => 'public.events')");
 	is( $node->safe_psql(
 			'postgres', qq{
 			SELECT count(*),
-			       bool_and(date_trunc('day', snowflake_to_timestamptz(id), 'UTC')
-			                = '$day0'::timestamptz + interval '$n days')
+			       bool_and(date_trunc('hour', snowflake_to_timestamptz(id), 'UTC')
+			                = '$day0'::timestamptz + make_interval(days => $n, hours => hour))
 			  FROM events WHERE day = $n}),
 		'100|t',
-		"day $n: the IDs issued today carry today's date");
+		"day $n: the IDs issued today carry today's date and the hour they were issued");
 	is(partition_days(), join(',', 0 .. $n + 3),
 		"day $n: after maintenance the partitions reach three days ahead");
 }
@@ -183,11 +200,13 @@ is(scanned($explain), $expected,
 	'id <@ [day 1 noon, day 3): only the partitions of days 1 and 2 are scanned');
 is( $node->safe_psql(
 		'postgres', qq{
-		SELECT string_agg(DISTINCT day::text, ',')
-		  FROM events
-		 WHERE id <@ tstzrange('$from', '$to')}),
-	'1,2',
-	'... and they hold exactly the rows of those days that match');
+		SELECT string_agg(format('%s@%s:%s', day, hour, n), ',' ORDER BY day, hour)
+		  FROM (SELECT day, hour, count(*) AS n
+		          FROM events
+		         WHERE id <@ tstzrange('$from', '$to')
+		         GROUP BY day, hour) r}),
+	'1@15:50,2@9:50,2@15:50',
+	'... and they hold exactly the rows of those days that match: day 1 from noon, all of day 2');
 
 # A range computed at run time is pruned when the executor starts.
 $explain = $node->safe_psql(

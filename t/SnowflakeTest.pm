@@ -37,6 +37,7 @@ use File::Spec;
 use File::Temp;
 use FindBin;
 use IPC::Run;
+use POSIX ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -52,6 +53,7 @@ our @EXPORT = qw(
   reload_snowflake_conf
   need_libfaketime
   set_fake_clock
+  fake_clock_offset_to
   start_with_fake_clock
   restart_with_fake_clock
   fake_clock_bindir
@@ -332,6 +334,24 @@ sub set_fake_clock
 	close $fh or die "could not close \"$file.tmp\": $!";
 	rename "$file.tmp", $file or die "could not rename to \"$file\": $!";
 	return;
+}
+
+=item fake_clock_offset_to($instant)
+
+The offset, for C<set_fake_clock> and the start functions, that puts a
+server's clock at $instant (seconds since 1970-01-01 00:00 UTC, as from
+C<Time::Local::timegm>), or less than a second after it, now; from there
+it runs at the real pace.  For a test whose checks depend on the time of
+day or the date: it pins them, whenever the test runs.  Compute it just
+before it is set, as the real time moves on.
+
+=cut
+
+sub fake_clock_offset_to
+{
+	my ($instant) = @_;
+
+	return sprintf('%+d', POSIX::ceil($instant - Time::HiRes::time()));
 }
 
 # The environment that puts a process under the node's fake clock.
