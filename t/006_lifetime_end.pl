@@ -8,9 +8,11 @@
 # snowflake.worker_bits = 20 and snowflake.sequence_bits = 8 leave 35
 # timestamp bits, about 1.09 years: with the default epoch 2025-01-01 that
 # lifetime ended in February 2026.
-# a) At the real time the lifetime is over: every call refuses with
-#    "snowflake layout has run out of timestamps", no ID comes back, nothing
-#    is persisted, and the server stays up.
+# a) With the server's clock at 2027-01-01 12:00 UTC (a fixed instant, so
+#    that the test does not depend on the date of the run) the lifetime is
+#    over: every call refuses with "snowflake layout has run out of
+#    timestamps", no ID comes back, nothing is persisted, and the server
+#    stays up.
 # b) With the server's clock a few seconds before the end, IDs are issued
 #    (256 per ms) right up to the last millisecond; then the same error comes,
 #    before the clock itself gets there, instead of a wrapped or negative ID.
@@ -24,7 +26,7 @@ use lib $FindBin::RealBin;
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
-use Time::HiRes ();
+use Time::Local qw(timegm);
 
 need_libfaketime();
 
@@ -37,7 +39,7 @@ my $node = snowflake_node(
 		'snowflake.worker_bits' => 20,
 		'snowflake.sequence_bits' => 8
 	});
-start_with_fake_clock($node, '+0');
+start_with_fake_clock($node, fake_clock_offset_to(timegm(0, 0, 12, 1, 0, 2027)));
 $node->safe_psql('postgres', 'CREATE EXTENSION snowflake');
 
 #
@@ -71,7 +73,7 @@ check_no_crash($node, 'lifetime over');
 my $end = $node->safe_psql('postgres',
 	'SELECT extract(epoch FROM lifetime_end) FROM snowflake_stats');
 $node->stop;
-start_with_fake_clock($node, sprintf('%+d', $end - Time::HiRes::time() - 10));
+start_with_fake_clock($node, fake_clock_offset_to($end - 10));
 is( $node->safe_psql(
 		'postgres',
 		q{SELECT lifetime_end - clock_timestamp() BETWEEN '5 s' AND '10 s' FROM snowflake_stats}),

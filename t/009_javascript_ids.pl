@@ -5,10 +5,14 @@
 # timestamp bits, the default lifetime (2025-01-01 to 2094-09-07), and no ID
 # of it is above 2^53 - 1 = 9007199254740991 (Number.MAX_SAFE_INTEGER).
 #
-# a) At the real time: IDs are issued, parse back to this server and now,
-#    and are all below 2^53; snowflake_stats shows the layout and its end;
-#    the time helpers and snowflake_compose stop at 2^53 - 1, and a larger
-#    number is refused rather than decoded to a time past the lifetime.
+# The server's clock is pinned to 2027-01-01 12:00 UTC for a) and b), so
+# that the lifetimes b) checks from the epoch (one over since 2026, one
+# lasting until 2059) do not depend on the date of the run.
+#
+# a) IDs are issued, parse back to this server and now, and are all below
+#    2^53; snowflake_stats shows the layout and its end; the time helpers
+#    and snowflake_compose stop at 2^53 - 1, and a larger number is refused
+#    rather than decoded to a time past the lifetime.
 # b) ALTER SYSTEM checks each layout setting with id_bits = 53, the
 #    timestamp width it leaves and that width's lifetime from the epoch.
 # c) With the server's clock a few seconds before the end of the lifetime
@@ -23,11 +27,10 @@ use warnings FATAL => 'all';
 use FindBin;
 use lib $FindBin::RealBin;
 
-use POSIX ();
 use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
-use Time::HiRes ();
+use Time::Local qw(timegm);
 
 need_libfaketime();
 
@@ -38,14 +41,14 @@ my %js_layout = (
 	'snowflake.sequence_bits' => 8);
 
 my $node = snowflake_node('js', worker_id => 15, conf => \%js_layout);
-start_with_fake_clock($node, '+0');
+start_with_fake_clock($node, fake_clock_offset_to(timegm(0, 0, 12, 1, 0, 2027)));
 $node->safe_psql('postgres', q{
 	CREATE EXTENSION snowflake;
 	CREATE TABLE ids (id bigint NOT NULL, phase int NOT NULL);
 });
 
 #
-# a) At the real time.
+# a) IDs at the pinned instant.
 #
 is( $node->safe_psql(
 		'postgres',
@@ -147,10 +150,8 @@ pass('ALTER SYSTEM: 5 worker bits leave 40 timestamp bits and are accepted');
 my $end = $node->safe_psql('postgres',
 	'SELECT extract(epoch FROM lifetime_end) FROM snowflake_stats');
 $node->stop;
-# a whole number of seconds (libfaketime's offset), rounded down, so that
 # the lifetime ends 9 to 10 s after the server's clock when it starts
-start_with_fake_clock($node,
-	sprintf('%+d', POSIX::floor($end - Time::HiRes::time()) - 9));
+start_with_fake_clock($node, fake_clock_offset_to($end - 10));
 is( $node->safe_psql(
 		'postgres',
 		q{SELECT lifetime_end - clock_timestamp() BETWEEN '5 s' AND '10 s' FROM snowflake_stats}),
