@@ -14,6 +14,11 @@
 # Afterwards: no ID was issued twice, each client's IDs increase in the
 # order their inserts were acknowledged, every term's IDs lie above every
 # earlier term's, and no acknowledged row is missing.
+#
+# Every wait of the test gives up after the default timeout and then says
+# what it waited for and how things stood: the monitor's view, each data
+# node's role and client sessions, the end of each keeper's log, and each
+# client's progress and what its psql is blocked in (situation() below).
 
 use strict;
 use warnings FATAL => 'all';
@@ -76,9 +81,14 @@ sub autoctl
 	my ($stdout, $stderr) = ('', '');
 
 	note "running: pg_autoctl @args";
-	my $ok = IPC::Run::run([ $pg_autoctl, @args ],
-		'>', \$stdout, '2>', \$stderr,
-		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	my $ok = eval {
+		IPC::Run::run([ $pg_autoctl, @args ],
+			'>', \$stdout, '2>', \$stderr,
+			IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	};
+	die "timed out waiting for pg_autoctl @args ($@); it printed:\n$stdout$stderr"
+	  . situation()
+	  if $@;
 	die "pg_autoctl @args failed:\n$stdout$stderr" unless $ok;
 	note "pg_autoctl @args:\n$stdout$stderr";
 	return $stdout;
@@ -98,14 +108,16 @@ sub start_service
 
 	my $handle = IPC::Run::start(
 		[ 'setsid', $pg_autoctl, 'run', '--pgdata', $node->data_dir ],
-		'<', \undef, '>>', $log, '2>&1');
+		'<', '/dev/null', '>>', $log, '2>&1');
 	my $pid = $handle->{KIDS}[0]{PID};
 
 	# (setsid runs in the child once it has been forked)
 	my $tries = 0;
 	while (getpgrp($pid) != $pid)
 	{
-		die "pg_autoctl run for " . $node->name . " is not in a session of its own"
+		die "timed out waiting for pg_autoctl run for "
+		  . $node->name
+		  . " (pid $pid) to be in a session of its own, after 5 s"
 		  if ++$tries > 100;
 		Time::HiRes::usleep(50_000);
 	}
@@ -121,13 +133,19 @@ sub wait_accepting
 {
 	my ($node) = @_;
 	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	my ($out, $err);
 
 	until (IPC::Run::run(
-			[ $node->installed_command('pg_isready'), '-q', '-h', $node->host,
+			[ $node->installed_command('pg_isready'), '-h', $node->host,
 				'-p', $node->port ],
-			'<', \undef, '>', \my $out, '2>', \my $err))
+			'<', \undef, '>', \$out, '2>', \$err))
 	{
-		die 'timed out waiting for ' . $node->name . ' to accept connections'
+		die 'timed out waiting for '
+		  . $node->name
+		  . ' to accept connections; pg_isready says: '
+		  . $out
+		  . $err
+		  . situation()
 		  if time() > $deadline;
 		Time::HiRes::usleep(100_000);
 	}
@@ -140,13 +158,26 @@ sub kill_service
 	my $service = delete $services{ $node->name } or return;
 
 	kill $signal, -$service->{pid};
-	$service->{handle}->finish;
+	wait_until_ended($service->{handle},
+		"pg_autoctl run for " . $node->name . " to exit after SIG$signal");
 	return;
 }
 
-END
+# Wait until the program of an IPC::Run harness has exited, and reap it.
+# Its standard streams must all be files: a harness with a pipe, even
+# standard input from \undef, stays pumpable() until it is pumped.
+sub wait_until_ended
 {
-	kill 'KILL', -$_->{pid} for values %services;
+	my ($handle, $what) = @_;
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+
+	while ($handle->pumpable)
+	{
+		die "timed out waiting for $what" . situation() if time() > $deadline;
+		Time::HiRes::usleep(100_000);
+	}
+	$handle->finish;
+	return;
 }
 
 # The test makes the data directories of the monitor and the first node
@@ -184,10 +215,143 @@ sub wait_for_states
 		 WHERE reportedstate = goalstate AND nodename IN ($names)};
 
 	$monitor->poll_query_until('pg_auto_failover', $query, $want)
-	  or die "timed out waiting for the states $want; the monitor says:\n"
-	  . $monitor->safe_psql('pg_auto_failover',
-		'SELECT nodename, reportedstate, goalstate FROM pgautofailover.node');
+	  or die "timed out waiting for the states $want" . situation();
 	return;
+}
+
+# The clients (see below), each a hash of its harness, its process id and
+# the files it writes to.
+my @clients;
+
+# Run one query with psql -c (given on the command line rather than on
+# standard input, so that a psql that cannot connect exits cleanly), with
+# a short connection timeout; returns whether it succeeded, its output and
+# its errors.
+sub run_psql
+{
+	my ($node, $dbname, $sql, @options) = @_;
+	my ($out, $err) = ('', '');
+	my $ok = eval {
+		IPC::Run::run(
+			[
+				$node->installed_command('psql'), '-X', @options, '-d',
+				$node->connstr($dbname) . ' connect_timeout=5', '-c', $sql
+			],
+			'<', \undef, '>', \$out, '2>', \$err,
+			IPC::Run::timeout(30));
+	};
+	$err .= $@ if $@;
+	return ($ok, $out, $err);
+}
+
+# The output of one query, with column names, or why there is none: for
+# the report of a wait that timed out, when any server may be down.
+sub query_or_why
+{
+	my ($node, $dbname, $sql) = @_;
+	my ($ok, $out, $err) =
+	  run_psql($node, $dbname, $sql, '-A', '-F', ' | ', '-P', 'footer=off');
+
+	return $out if $ok;
+	$err =~ s/\s+$//;
+	return "(no answer: $err)\n";
+}
+
+# The last $count lines of a file, if it exists.
+sub tail_of
+{
+	my ($file, $count) = @_;
+
+	return "(no file $file)\n" unless -e $file;
+	my @lines = split /\n/, slurp_file($file);
+	splice @lines, 0, -$count if @lines > $count;
+	return join('', map { "$_\n" } @lines);
+}
+
+# What the processes under $pid run and what each is blocked in, from
+# /proc: its kernel wait channel tells a psql waiting for its server from
+# one blocked writing to a full pipe.
+sub process_tree
+{
+	my ($pid, $indent) = @_;
+	my $out = '';
+
+	opendir my $dh, '/proc' or return "(cannot read /proc: $!)\n";
+	my @all = grep { /^\d+$/ } readdir $dh;
+	closedir $dh;
+	my $read = sub {
+		my ($file) = @_;
+		open my $fh, '<', $file or return '';
+		local $/;
+		my $text = <$fh> // '';
+		close $fh;
+		return $text;
+	};
+	my $describe = sub {
+		my ($p) = @_;
+		my $cmd = $read->("/proc/$p/cmdline");
+		$cmd =~ s/\0/ /g;
+		$cmd = substr($cmd, 0, 100) . '...' if length($cmd) > 100;
+		my ($state) = $read->("/proc/$p/stat") =~ /\) (\S)/;
+		return sprintf("%spid %d, state %s, waiting in %s: %s\n",
+			$indent, $p, $state // '?', $read->("/proc/$p/wchan") || '-', $cmd);
+	};
+	$out .= $describe->($pid);
+	foreach my $child (@all)
+	{
+		my ($ppid) = $read->("/proc/$child/stat") =~ /\) \S (\d+)/;
+		$out .= process_tree($child, "$indent  ")
+		  if defined $ppid && $ppid == $pid;
+	}
+	return $out;
+}
+
+# How things stand, for the message of a wait that timed out: the monitor's
+# view of the nodes and its last events, each data node's role and client
+# sessions and the end of its keeper's log, and each client's progress,
+# last errors and processes.
+sub situation
+{
+	my $report = "\n--- the monitor's view of the nodes:\n"
+	  . query_or_why($monitor, 'pg_auto_failover',
+		'SELECT nodename, nodeport, reportedstate, goalstate, reportedpgisrunning, health, reporttime FROM pgautofailover.node ORDER BY nodeid'
+	  )
+	  . "--- the monitor's last events:\n"
+	  . query_or_why($monitor, 'pg_auto_failover',
+		'SELECT eventtime, nodename, reportedstate, goalstate, description FROM (SELECT * FROM pgautofailover.event ORDER BY eventid DESC LIMIT 8) e ORDER BY eventid'
+	  );
+	foreach my $node (@nodes)
+	{
+		$report .=
+		    '--- '
+		  . $node->name
+		  . ' (port '
+		  . $node->port . "):\n"
+		  . query_or_why($node, 'postgres',
+			q{SELECT pg_is_in_recovery() AS in_recovery, current_setting('default_transaction_read_only') AS read_only, current_setting('synchronous_standby_names') AS synchronous_standby_names, (SELECT count(*) FROM events) AS events}
+		  )
+		  . query_or_why($node, 'postgres',
+			q{SELECT pid, client_port, state, wait_event_type, wait_event, xact_start, left(query, 60) AS query FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() ORDER BY pid}
+		  )
+		  . "last lines of its keeper's log:\n"
+		  . tail_of($node->basedir . '/pg_autoctl.log', 10);
+	}
+	foreach my $n (1 .. @clients)
+	{
+		my $client = $clients[ $n - 1 ];
+		my @acked = -e $client->{out} ? split(/\n/, slurp_file($client->{out})) : ();
+		$report .= "--- client $n: "
+		  . scalar(@acked)
+		  . ' IDs acknowledged, the last '
+		  . ($acked[-1] // 'none')
+		  . '; its loop '
+		  . ($client->{handle}->pumpable ? 'runs' : 'has ended')
+		  . "; its processes:\n"
+		  . process_tree($client->{pid}, '')
+		  . "its last errors:\n"
+		  . tail_of($client->{err}, 6);
+	}
+	return $report;
 }
 
 # The monitor.  Health checks and timeouts are shortened so that a failover
@@ -284,16 +448,38 @@ like(
 	'node1 commits synchronously, waiting for node2');
 
 # Two clients, each inserting into whichever node is primary, one row per
-# transaction and 20 per connection, printing each acknowledged ID in order
-# (psql stops at the first error: the connection is then made again).
+# transaction and 20 per connection, writing each acknowledged ID in order
+# to a file of its own (psql stops at the first error: the connection is
+# then made again).  A file, not a pipe to this script: the script reads
+# nothing while it waits, and a pipe holds 64 kB, some 3,400 IDs, after
+# which psql blocks writing its output and inserts no more.
 my $uri =
 	'postgresql://localhost:'
   . $nodes[0]->port
   . ',localhost:'
   . $nodes[1]->port
   . '/postgres?target_session_attrs=read-write&connect_timeout=2';
+
+# What the clients rely on: their connection string reaches the primary.
+# If it does not (a name that does not resolve, say), stop now rather than
+# wait for rows that cannot come.
+{
+	my ($ok, $out, $err) = (0, '', '');
+	eval {
+		$ok = IPC::Run::run(
+			[
+				"$bindir/psql", '-X', '-Atq', '-d', $uri, '-c',
+				'SELECT inet_server_port(), pg_is_in_recovery()'
+			],
+			'<', \undef, '>', \$out, '2>', \$err,
+			IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	};
+	$err .= $@ if $@;
+	die "the clients' connection string $uri does not reach node1, the primary:\n$out$err"
+	  unless $ok && $out eq $nodes[0]->port . "|f\n";
+}
+
 my $stop_file = "$tempdir/stop_clients";
-my @clients;
 for my $client (1 .. 2)
 {
 	my $inserts = join(' ',
@@ -302,22 +488,50 @@ for my $client (1 .. 2)
 		while [ ! -e '$stop_file' ]; do
 			'$bindir/psql' -X -Atq -v ON_ERROR_STOP=1 -d '$uri' $inserts || sleep 0.1
 		done};
-	my %run = (stdout => '', stderr => '');
+	my %run = (
+		out => "$tempdir/client$client.out",
+		err => "$tempdir/client$client.err");
 	$run{handle} = IPC::Run::start([ 'bash', '-c', $script ],
-		'<', \undef, '>', \$run{stdout}, '2>', \$run{stderr});
+		'<', '/dev/null', '>', $run{out}, '2>', $run{err});
+	$run{pid} = $run{handle}{KIDS}[0]{PID};
 	push @clients, \%run;
 }
 
-# Rows from the current term, inserted on $node (by port) above $floor.
+# The keepers, the monitor and the servers they run die with the test; the
+# clients' loops end once their psql fails.
+END
+{
+	kill 'KILL', -$_->{pid} for values %services;
+	if (defined $stop_file && @clients)
+	{
+		open my $fh, '>', $stop_file;
+	}
+}
+
+# Wait until $node (by port) holds $count rows of the current term, above
+# $floor.  A client's loop ends only when the test stops it: if one has
+# ended, fail at once.
 sub wait_for_rows
 {
 	my ($node, $floor, $count) = @_;
 	my $port = $node->port;
+	my $sql =
+	  "SELECT count(*) >= $count FROM events WHERE port = $port AND id > $floor";
+	my $what = "$count rows on " . $node->name . " above ID $floor ($sql)";
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
 
-	$node->poll_query_until('postgres',
-		"SELECT count(*) >= $count FROM events WHERE port = $port AND id > $floor")
-	  or die "timed out waiting for rows on " . $node->name;
-	return;
+	while (1)
+	{
+		my ($ok, $out) = run_psql($node, 'postgres', $sql, '-Atq');
+		return if $ok && $out eq "t\n";
+		foreach my $n (1 .. @clients)
+		{
+			die "client $n stopped while the test waited for $what" . situation()
+			  unless $clients[ $n - 1 ]{handle}->pumpable;
+		}
+		die "timed out waiting for $what" . situation() if time() > $deadline;
+		Time::HiRes::usleep(100_000);
+	}
 }
 
 my $primary = 0;
@@ -378,13 +592,13 @@ my %acked;
 for my $client (1 .. 2)
 {
 	my $run = $clients[ $client - 1 ];
-	$run->{handle}->finish;
-	$acked{$client} = [ split /\n/, $run->{stdout} ];
+	wait_until_ended($run->{handle}, "client $client to stop");
+	my $errors = slurp_file($run->{err});
+	$acked{$client} = [ split /\n/, slurp_file($run->{out}) ];
 	note "client $client: "
 	  . scalar(@{ $acked{$client} })
-	  . " rows acknowledged; its errors:\n$run->{stderr}";
-	unlike($run->{stderr}, qr/duplicate key/,
-		"client $client: no duplicate-key error");
+	  . " rows acknowledged; its errors:\n$errors";
+	unlike($errors, qr/duplicate key/, "client $client: no duplicate-key error");
 }
 
 # The acknowledged IDs, in the order each client got them, next to the table.
