@@ -56,7 +56,7 @@ sub start_stalled_insert
 	$primary->poll_query_until('postgres',
 		'SELECT clock_timestamp() > mark_time FROM snowflake_stats')
 	  or die 'timed out waiting for the clock to pass the mark';
-	stall_set($stall, 'rename');
+	stall_set($stall, 'rename', 'INSERT');
 	my $insert = psql_in_background($primary,
 		"INSERT INTO ids SELECT snowflake_nextval(), $phase FROM generate_series(1, 1000)");
 	stall_wait($stall, 'rename');

@@ -55,7 +55,7 @@ sub start_stalled_writer
 	$node->poll_query_until('postgres',
 		'SELECT clock_timestamp() > mark_time FROM snowflake_stats')
 	  or die 'timed out waiting for the clock to pass the mark';
-	stall_set($stall, 'rename');
+	stall_set($stall, 'rename', 'INSERT');
 	my $writer = insert_in_background("writer_$phase", $phase);
 	stall_wait($stall, 'rename');
 	return $writer;
@@ -127,7 +127,7 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM ids WHERE phase IN (3, 4)'
 $writer = start_stalled_writer(6);
 my $waiter = insert_in_background('waiter_7', 7);
 wait_until_sleeping('waiter_7');
-stall_set($stall, 'rename.fail');
+stall_set($stall, 'rename.fail', 'INSERT');
 stall_release($stall, 'rename');
 ok(ends_within($writer, $end_within), 'a failed write ends');
 like($writer->{stderr}, qr/ERROR:  could not rename file "snowflake\.mark\.tmp" to "snowflake\.mark": Input\/output error/,
@@ -143,7 +143,7 @@ ok(ends_within($waiter, $end_within) && $waiter->{stderr} eq '',
 $writer = start_stalled_writer(8);
 $waiter = insert_in_background('waiter_9', 9);
 wait_until_sleeping('waiter_9');
-stall_set($stall, 'rename.exit');
+stall_set($stall, 'rename.exit', 'INSERT');
 stall_release($stall, 'rename');
 ok(ends_within($writer, $end_within), 'a writer that exits mid-write ends');
 isnt($writer->{stderr}, '', 'the writer that exited reports a lost connection');

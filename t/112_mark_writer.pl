@@ -213,7 +213,7 @@ sub writer_held
 	my ($node) = @_;
 
 	trickle($node, 0, 1, 0);
-	stall_set($stall, 'rename');
+	stall_set($stall, 'rename', 'snowflake mark writer');
 
 	# wait in the server, so that the call comes right after the moment
 	$node->safe_psql('postgres', q{
@@ -269,7 +269,7 @@ writer_held($slow);
 $crossing = crossing_insert($slow, 'orphaned', 12);
 ok(waits_on_extension($slow, 'orphaned'), 'a call waits for the held writer');
 my $by_callers_before = stats($slow, 'marks_by_callers');
-stall_set($stall, 'rename.exit');
+stall_set($stall, 'rename.exit', 'snowflake mark writer');
 stall_release($stall, 'rename');
 psql_finished_ok($crossing, 'the call whose writer exited mid-write');
 cmp_ok(stats($slow, 'marks_by_callers'), '>', $by_callers_before,

@@ -520,6 +520,10 @@ sub start_with_mark_stall
 
 Create (remove) control file $name, holding $content if given: from then
 on, the shim holds (lets go of) every process that reaches that window.
+For "rename", "rename.fail" and "rename.exit", a $content such as
+C<'INSERT'> or C<'snowflake mark writer'> aims it at processes whose title
+contains that text only, so that a test holds the process it means and not
+the background mark writer, whose writes it cannot time.
 
 =item stall_wait($dir, $name)
 

@@ -27,6 +27,12 @@
  *					while it waits.  The copy then reads the file as it was
  *					when it was opened, whatever is renamed over it meanwhile.
  *
+ * "rename", "rename.fail" and "rename.exit" may hold a piece of text: then
+ * only a process whose title (which PostgreSQL writes over its command line,
+ * /proc/self/cmdline) contains it is held, fails or exits, so that a test
+ * can aim at a backend running an INSERT rather than the background mark
+ * writer, whose writes it cannot time.  Empty, they act on any process.
+ *
  * Without SNOWFLAKE_STALL_DIR, or without these files, every call goes
  * straight through.
  *
@@ -76,6 +82,42 @@ control_exists(const char *name)
 	return path != NULL && access(path, F_OK) == 0;
 }
 
+/*
+ * Whether control file "name" exists and aims at this process: it is empty,
+ * or this process's title contains the text it holds (see the header).
+ */
+static int
+control_aims_here(const char *name)
+{
+	char		buf[4096];
+	char		text[256];
+	char		title[4096];
+	const char *path = control_path(name, buf, sizeof(buf));
+	FILE	   *file;
+	size_t		len;
+	size_t		i;
+
+	if (path == NULL || (file = fopen(path, "r")) == NULL)
+		return 0;
+	len = fread(text, 1, sizeof(text) - 1, file);
+	fclose(file);
+	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		len--;
+	text[len] = '\0';
+	if (len == 0)
+		return 1;
+
+	if ((file = fopen("/proc/self/cmdline", "r")) == NULL)
+		return 0;
+	len = fread(title, 1, sizeof(title) - 1, file);
+	fclose(file);
+	for (i = 0; i < len; i++)
+		if (title[i] == '\0')
+			title[i] = ' ';
+	title[len] = '\0';
+	return strstr(title, text) != NULL;
+}
+
 /* Wait while control file "name" exists, announcing it in "name.stalled". */
 static void
 stall_while(const char *name)
@@ -85,7 +127,7 @@ stall_while(const char *name)
 	int			saved_errno = errno;
 	int			fd;
 
-	if (!control_exists(name))
+	if (!control_aims_here(name))
 		return;
 
 	snprintf(signal_name, sizeof(signal_name), "%s.stalled", name);
@@ -117,14 +159,17 @@ control_number(const char *name)
 	return value;
 }
 
-/* Whether to fail this call: true once per creation of "name". */
+/*
+ * Whether to fail this call: true once per creation of "name", in a process
+ * it aims at.
+ */
 static int
 fail_once(const char *name)
 {
 	char		buf[4096];
 	const char *path = control_path(name, buf, sizeof(buf));
 
-	return path != NULL && unlink(path) == 0;
+	return path != NULL && control_aims_here(name) && unlink(path) == 0;
 }
 
 int
