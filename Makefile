@@ -10,8 +10,8 @@ EXTENSION = snowflake
 EXTVERSION := $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^']*\)'.*/\1/p" \
 	$(SNOWFLAKE_SRCDIR)snowflake.control)
 MODULE_big = snowflake
-OBJS = src/snowflake.o src/layout.o src/base32.o src/generator.o src/mark.o src/functions.o \
-	src/timefuncs.o src/worker.o
+OBJS = src/snowflake.o src/layout.o src/epoch.o src/generator.o src/mark.o \
+	src/mark_writer.o src/nextval.o src/stats.o src/parts.o src/time_range.o src/base32.o
 DATA = $(notdir $(wildcard $(SNOWFLAKE_SRCDIR)snowflake--*.sql))
 # for SNOWFLAKE_MODULE_MAGIC (src/compat.h)
 PG_CPPFLAGS = -DSNOWFLAKE_VERSION='"$(EXTVERSION)"'

@@ -1,17 +1,38 @@
 /*-------------------------------------------------------------------------
  *
  * base32.c
- *	  Crockford base32, the fixed-width text form of an ID.
+ *	  SQL: the text form of an ID (snowflake_encode, snowflake_decode).
  *
- * Thirteen digits from an alphabet in ASCII order, so that the text forms
- * of IDs sort like the IDs (in the C collation).  It does not depend on the
- * layout: any 63-bit value has one text form.
+ * Crockford base32 in 13 uppercase characters: fixed width, and the
+ * alphabet is in ASCII order, so that the text forms of IDs sort like the
+ * IDs (in the C collation).  It does not depend on the layout (any 63-bit
+ * value has one text form), so both functions are IMMUTABLE.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "snowflake.h"
+#include "fmgr.h"
+#include "mb/pg_wchar.h"
+#include "utils/builtins.h"
+
+#include "compat.h"
+#include "layout.h"
+
+PG_FUNCTION_INFO_V1(snowflake_encode);
+PG_FUNCTION_INFO_V1(snowflake_decode);
+
+/* The length of the text form. */
+#define SNOWFLAKE_BASE32_LENGTH 13
+
+/* What decoding found. */
+typedef enum SnowflakeBase32Status
+{
+	SNOWFLAKE_BASE32_OK,
+	SNOWFLAKE_BASE32_BAD_DIGIT, /* a character that is not a digit */
+	SNOWFLAKE_BASE32_BAD_LENGTH,	/* not SNOWFLAKE_BASE32_LENGTH digits */
+	SNOWFLAKE_BASE32_OUT_OF_RANGE	/* above 2^63 - 1 */
+} SnowflakeBase32Status;
 
 /*
  * Crockford's base32: the digits, then the letters without I, L, O and U.
@@ -48,8 +69,8 @@ digit_value(unsigned char c)
  * terminating NUL into buf.  Thirteen digits hold 65 bits, so the first digit
  * of a 63-bit value is 0 to 7.
  */
-void
-sf_base32_encode(int64 id, char *buf)
+static void
+base32_encode(int64 id, char *buf)
 {
 	uint64		value = (uint64) id;
 	int			i;
@@ -70,8 +91,8 @@ sf_base32_encode(int64 id, char *buf)
  * there are exactly SNOWFLAKE_BASE32_LENGTH of them, and that the value fits
  * in 63 bits.  Never throws.
  */
-SnowflakeBase32Status
-sf_base32_decode(const char *str, int len, int64 *result, int *bad_offset)
+static SnowflakeBase32Status
+base32_decode(const char *str, int len, int64 *result, int *bad_offset)
 {
 	uint64		value = 0;
 	int			i;
@@ -96,4 +117,75 @@ sf_base32_decode(const char *str, int len, int64 *result, int *bad_offset)
 
 	*result = (int64) value;
 	return SNOWFLAKE_BASE32_OK;
+}
+
+Datum
+snowflake_encode(PG_FUNCTION_ARGS)
+{
+	int64		id = sf_check_id(PG_GETARG_INT64(0));
+	char		buf[SNOWFLAKE_BASE32_LENGTH + 1];
+
+	base32_encode(id, buf);
+	PG_RETURN_TEXT_P(cstring_to_text_with_len(buf, SNOWFLAKE_BASE32_LENGTH));
+}
+
+/*
+ * The input of snowflake_decode as error messages show it: cut after a few
+ * characters (at a character boundary), so a long input cannot flood the log.
+ */
+static char *
+shown_input(const char *str, int len)
+{
+	int			shown = pg_mbcliplen(str, len, 2 * SNOWFLAKE_BASE32_LENGTH);
+
+	return psprintf("%.*s%s", shown, str, shown < len ? "..." : "");
+}
+
+Datum
+snowflake_decode(PG_FUNCTION_ARGS)
+{
+	text	   *txt = PG_GETARG_TEXT_PP(0);
+	const char *str = VARDATA_ANY(txt);
+	int			len = VARSIZE_ANY_EXHDR(txt);
+	int64		result = 0;
+	int			bad = 0;
+
+	switch (base32_decode(str, len, &result, &bad))
+	{
+		case SNOWFLAKE_BASE32_OK:
+			break;
+
+		case SNOWFLAKE_BASE32_BAD_DIGIT:
+
+			/*
+			 * bytes before the bad one are ASCII digits, so it starts a
+			 * character
+			 */
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+					 errmsg("invalid snowflake text ID: \"%s\"",
+							shown_input(str, len)),
+					 errdetail("Character %d, \"%.*s\", is not a Crockford base32 digit.",
+							   bad + 1, pg_mblen(str + bad), str + bad),
+					 errhint("The digits are 0-9 and the letters A-Z except U, in either case; O is read as 0, and I and L as 1.")));
+			break;
+
+		case SNOWFLAKE_BASE32_BAD_LENGTH:
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+					 errmsg("invalid snowflake text ID: \"%s\"",
+							shown_input(str, len)),
+					 errdetail("It has %d characters; a snowflake text ID has exactly %d.",
+							   len, SNOWFLAKE_BASE32_LENGTH)));
+			break;
+
+		case SNOWFLAKE_BASE32_OUT_OF_RANGE:
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("snowflake text ID \"%s\" is out of range for type bigint",
+							shown_input(str, len)),
+					 errdetail("Its value is above 9223372036854775807 (2^63 - 1); the first character of a snowflake text ID is 0 to 7.")));
+			break;
+	}
+	PG_RETURN_INT64(result);
 }

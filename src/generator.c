@@ -36,7 +36,7 @@
  *
  * Writing ahead of need
  * ---------------------
- * The background worker "snowflake mark writer" (worker.c) keeps the mark
+ * The background worker "snowflake mark writer" (mark_writer.c) keeps the mark
  * ahead while IDs are being issued, so that callers rarely cross it
  * themselves.  It runs sf_mark_writer_round() each time it wakes: while IDs
  * have been issued within the last MARK_WRITER_LINGER_MS, it writes the next
@@ -64,10 +64,10 @@
  *	mark_id		every ID issued so far is <= mark_id, which is durable
  *
  * A new ID is (last timestamp, last sequence + 1), or a later timestamp with
- * sequence 0, so it is always > last_id (a batch reserves a run of such
- * IDs at once and moves last_id to the run's end); last_id is updated before the lock
- * is released.  Hence IDs strictly increase in the order callers take the
- * lock and no two callers get the same one.  An ID above mark_id is never
+ * sequence 0, so it is always > last_id (a batch reserves a run of such IDs
+ * at once and moves last_id to the run's end); last_id is updated before
+ * the lock is released.  Hence IDs strictly increase in the order callers
+ * take the lock and no two callers get the same one.  An ID above mark_id is never
  * handed out: the caller first makes a new mark durable (the mark file,
  * then WAL; see mark.c), then retries.  After a restart or crash, and on a
  * standby replaying WAL, last_id and mark_id are raised to the persisted
@@ -95,10 +95,20 @@
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
-#include "tcop/utility.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
 
+#include "generator.h"
+#include "layout.h"
+#include "mark.h"
 #include "snowflake.h"
+
+/* The clock settings; see sf_generator_init() */
+static int	max_drift_setting = 60000;
+static int	max_wait_setting = 1000;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 /*
  * How far ahead of the ID being issued a new mark reaches.  One durable
@@ -176,23 +186,36 @@ typedef enum SnowflakeStep
 
 static SnowflakeState *state = NULL;
 
-Size
-sf_shmem_size(void)
+static Size
+shmem_size(void)
 {
 	return MAXALIGN(sizeof(SnowflakeState));
 }
 
+static void
+shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+
+	RequestAddinShmemSpace(shmem_size());
+	RequestNamedLWLockTranche("snowflake", 1);
+}
+
 /*
- * Attach to (or create) the shared state.  Called from the shmem startup
- * hook with AddinShmemInitLock held.  Shared memory is new after a restart
- * and after a crash, so the state starts from the persisted mark.
+ * Attach to (or create) the shared state.  Shared memory is new after a
+ * restart and after a crash, so the state starts from the persisted mark.
  */
-void
-sf_shmem_init(void)
+static void
+shmem_startup(void)
 {
 	bool		found;
 
-	state = ShmemInitStruct("snowflake", sf_shmem_size(), &found);
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	state = ShmemInitStruct("snowflake", shmem_size(), &found);
 	if (!found)
 	{
 		LWLockPadded *locks = GetNamedLWLockTranche("snowflake");
@@ -201,17 +224,46 @@ sf_shmem_init(void)
 		memset(state, 0, sizeof(SnowflakeState));
 		state->lock = &locks[0].lock;
 		ConditionVariableInit(&state->mark_cv);
-		state->mark_writing = false;
 		state->mark_unreadable = !sf_read_mark_file(&mark);
 		state->last_id = mark;
 		state->mark_id = mark;
 		state->last_clock = PG_INT64_MIN;
-		state->ahead_latch = NULL;
-		state->ahead_wanted = false;
-		state->issue_count = 0;
-		state->ahead_sleeping = false;
 		state->stats.stats_reset = GetCurrentTimestamp();
 	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * Define the clock settings and ask for shared memory; called from _PG_init
+ * while preloading.
+ */
+void
+sf_generator_init(void)
+{
+	DefineCustomIntVariable("snowflake.max_drift",
+							"How far ahead of the wall clock an ID's timestamp may run.",
+							"IDs run ahead when the clock steps back or a millisecond's sequence numbers are used up; 0 never runs ahead.",
+							&max_drift_setting,
+							60000,
+							0, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.max_wait",
+							"How long a call may wait for the clock to catch up before it fails.",
+							"A call waits only when the next ID would run more than snowflake.max_drift ahead of the clock.",
+							&max_wait_setting,
+							1000,
+							0, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = shmem_startup;
 }
 
 /*
@@ -341,28 +393,6 @@ generator_step(const SnowflakeLayout *layout, int64 worker, int64 now,
 	return STEP_ISSUED;
 }
 
-/* The worker id, or an error if it is unset or does not fit the layout. */
-static int64
-checked_worker_id(const SnowflakeLayout *layout)
-{
-	if (snowflake_worker_id == SNOWFLAKE_WORKER_ID_UNSET)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("snowflake.worker_id is not set"),
-				 errdetail("Each server that generates IDs needs a worker id of its own; an invalid value in postgresql.conf is ignored with a warning in the server log."),
-				 errhint("Set snowflake.worker_id to a number from 0 to " INT64_FORMAT " that no other server uses, in postgresql.conf, and restart the server.",
-						 layout->max_worker)));
-	if (snowflake_worker_id > layout->max_worker)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIG_FILE_ERROR),
-				 errmsg("snowflake.worker_id %d does not fit in snowflake.worker_bits = %d",
-						snowflake_worker_id, layout->worker_bits),
-				 errdetail("With %d worker bits, worker ids go from 0 to " INT64_FORMAT ".",
-						   layout->worker_bits, layout->max_worker),
-				 errhint("Change snowflake.worker_id or snowflake.worker_bits in postgresql.conf and restart the server.")));
-	return snowflake_worker_id;
-}
-
 /* Count a refusal, then raise the error that explains it. */
 static void
 refuse(SnowflakeStep step, const SnowflakeLayout *layout, int64 drift)
@@ -378,7 +408,7 @@ refuse(SnowflakeStep step, const SnowflakeLayout *layout, int64 drift)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("system clock is too far behind the last snowflake ID"),
 					 errdetail("The next ID would be " INT64_FORMAT " ms ahead of the clock, more than snowflake.max_drift (%d ms) allows, and the clock would not catch up within snowflake.max_wait (%d ms).",
-							   drift, snowflake_max_drift, snowflake_max_wait),
+							   drift, max_drift_setting, max_wait_setting),
 					 drift > LAYOUT_CHANGE_SUSPECT_MS ?
 					 errhint("A gap this large usually means snowflake.epoch, snowflake.worker_bits, snowflake.sequence_bits or snowflake.id_bits was changed after IDs were issued: new IDs must stay above the old ones, which under the new settings lie far in the future. Restore the previous settings and restart the server.") :
 					 errhint("Check the system clock and its time synchronization; to keep issuing IDs while it catches up, raise snowflake.max_drift and reload.")));
@@ -516,8 +546,8 @@ mark_lead_ms(const SnowflakeLayout *layout, int64 now)
 }
 
 /*
- * The mark writer (worker.c) attaches its latch when it starts, and detaches
- * it (NULL) when it exits.
+ * The mark writer (mark_writer.c) attaches its latch when it starts, and
+ * detaches it (NULL) when it exits.
  */
 void
 sf_set_ahead_latch(Latch *latch)
@@ -549,7 +579,7 @@ claim_mark_ahead(const SnowflakeLayout *layout, int64 now, int64 ahead_ms,
 }
 
 /*
- * One round of the mark writer (worker.c), run each time it wakes.  While
+ * One round of the mark writer (mark_writer.c), run each time it wakes.  While
  * IDs were issued within MARK_WRITER_LINGER_MS (memory->seen is the issue
  * count it saw last, memory->active_since when it last saw it change), or a
  * caller asked, it writes the next mark if the mark's lead has run short,
@@ -666,7 +696,7 @@ int64
 sf_reserve(int64 n, SnowflakeBlock *block)
 {
 	const SnowflakeLayout *layout = sf_layout();
-	int64		worker = checked_worker_id(layout);
+	int64		worker = sf_checked_worker_id(layout);
 	TimestampTz wait_started = 0;
 	bool		slept = false;
 
@@ -694,7 +724,7 @@ sf_reserve(int64 n, SnowflakeBlock *block)
 
 		LWLockAcquire(state->lock, LW_EXCLUSIVE);
 		now = sf_clock_ms(layout);
-		step = generator_step(layout, worker, now, snowflake_max_drift, n,
+		step = generator_step(layout, worker, now, max_drift_setting, n,
 							  block, &id, &excess, &stepped_back);
 
 		/*
@@ -726,7 +756,7 @@ sf_reserve(int64 n, SnowflakeBlock *block)
 					(errmsg("snowflake: system clock moved back by " INT64_FORMAT " ms",
 							stepped_back),
 					 errdetail("IDs continue from the last issued timestamp while it stays within snowflake.max_drift (%d ms) of the clock.",
-							   snowflake_max_drift)));
+							   max_drift_setting)));
 
 		switch (step)
 		{
@@ -743,12 +773,12 @@ sf_reserve(int64 n, SnowflakeBlock *block)
 				if (wait_started == 0)
 					wait_started = GetCurrentTimestamp();
 				waited = (GetCurrentTimestamp() - wait_started) / 1000;
-				if (waited + excess > snowflake_max_wait)
+				if (waited + excess > max_wait_setting)
 				{
 					/* a call that waited and still fails counts as a wait too */
 					if (slept)
 						count_wait(wait_started);
-					refuse(step, layout, excess + snowflake_max_drift);
+					refuse(step, layout, excess + max_drift_setting);
 				}
 				wait_for_clock(excess);
 				slept = true;

@@ -1,15 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * layout.c
- *	  The bit layout of an ID and its epoch: validation and encoding.
+ *	  The layout of an ID: its settings, their checks, and its arithmetic.
  *
- * The layout settings are PGC_POSTMASTER.  The epoch is parsed once, when
- * the postmaster loads the library, so that every backend sees the same
- * instant whatever its TimeZone; a backend validates the layout on first use
- * and keeps the result.  Validation here covers what does not depend on the
- * clock (the epoch parses, the timestamp field is wide enough); whether the
- * clock lies inside the layout's lifetime is checked by the generator each
- * time it reads the clock.
+ * Five settings make the layout: snowflake.worker_id, snowflake.id_bits,
+ * snowflake.worker_bits, snowflake.sequence_bits and snowflake.epoch.  All
+ * are PGC_POSTMASTER.  The epoch is parsed once, when the postmaster loads
+ * the library, so that every backend sees the same instant whatever its
+ * TimeZone; a backend validates the layout on first use and keeps it.
  *
  * Ranges, and why:
  *	id_bits			36..63	63 keeps IDs positive bigints; 53 keeps them
@@ -21,6 +19,31 @@
  *							last about 1.09 years, 41 bits (the default)
  *							about 69.7 years
  *
+ * The rules a layout must follow are checked in one place, layout_problem(),
+ * for two callers:
+ *
+ *	Server start, and first use.  Settings in postgresql.conf that
+ *	PostgreSQL rejects are replaced by their boot values with only a warning
+ *	in the log.  snowflake.worker_id boots "unset", which refuses to
+ *	generate, so that is safe; but for the epoch or the widths the default
+ *	would silently change every ID.  So while postgresql.conf is applied at
+ *	server start the check hooks accept whatever the ranges allow, and the
+ *	layout is validated as a whole when a backend first uses it (sf_layout,
+ *	and for the worker id sf_checked_worker_id): generation refuses with an
+ *	error naming the settings.
+ *
+ *	Afterwards (ALTER SYSTEM, a reload, the pg_file_settings view) a value
+ *	is checked as part of the layout the next server start would read: the
+ *	value itself, and for each of the other four settings its last value
+ *	in the configuration files (postgresql.conf with its includes, then
+ *	postgresql.auto.conf, which holds what earlier ALTER SYSTEM commands
+ *	wrote but a restart has not yet put in force), or its running value
+ *	where no file sets it or the file's value is not valid.  Checking
+ *	against the running values alone would accept two changes that are each
+ *	fine but not together.  Changing two settings that depend on each other
+ *	may therefore need a particular order, which the hint names.  ALTER
+ *	SYSTEM RESET calls no check hook.
+ *
  * Also here: the mapping from instants to timestamp fields that the time
  * helpers share.
  *
@@ -28,306 +51,355 @@
  */
 #include "postgres.h"
 
-#include <ctype.h>
-
 #include "miscadmin.h"
-#include "pgtime.h"
-#include "utils/datetime.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
 
+#include "layout.h"
 #include "snowflake.h"
 
-/*
- * Parsing the epoch
- * -----------------
- * The epoch must stand for the same instant in every session, on every day
- * and on every server, so it is read without DateStyle, TimeZone or
- * timezone_abbreviations, which PostgreSQL's own date input depends on:
- * "01/02/2025" is in February under DMY and in January under MDY, and "IST"
- * is +02 or +05:30 depending on the abbreviation set.  One form is
- * accepted, ISO 8601:
- *
- *		YYYY-MM-DD HH:MM:SS[.fff]		(or a T between date and time)
- *
- * followed, after optional spaces, by an optional zone: a numeric UTC offset
- * (+HH, +HH:MM or +HHMM, or with a minus), Z, UTC, or a zone name of the
- * time zone database, which has the form Area/Location (Europe/Paris).
- * Without a zone the time is UTC.  Abbreviations are refused, and so is a
- * local time that a daylight-saving change makes occur twice or never.  The
- * parser is used both where the postmaster reads the epoch and by the check
- * hook of ALTER SYSTEM, so both give the same answer.
- */
-#define EPOCH_FORM_PROBLEM \
-	"Write it in ISO 8601 as YYYY-MM-DD HH:MM:SS, with optional fractional seconds and a T or a space between date and time, followed by a UTC offset (+00, +05:30, -0800), Z, or a time zone name such as Europe/Paris; a time without a zone is read as UTC."
-#define EPOCH_ZONE_PROBLEM \
-	"Time zone abbreviations are not accepted, because their meaning depends on timezone_abbreviations; write a UTC offset (+05:30), Z, or a time zone name such as Asia/Kolkata."
+/* The settings; see sf_layout_init() */
+static int	worker_id_setting = SNOWFLAKE_WORKER_ID_UNSET;
+static char *epoch_setting = NULL;
+static int	worker_bits_setting = 10;
+static int	sequence_bits_setting = 12;
+static int	id_bits_setting = SNOWFLAKE_MAX_ID_BITS;
 
-/* Read exactly n decimal digits at *p into *value, and move past them. */
-static bool
-read_digits(const char **p, int n, int *value)
-{
-	int			i;
-
-	*value = 0;
-	for (i = 0; i < n; i++)
-	{
-		if (!isdigit((unsigned char) (*p)[i]))
-			return false;
-		*value = *value * 10 + ((*p)[i] - '0');
-	}
-	*p += n;
-	return true;
-}
-
-/* Whether only spaces are left at p. */
-static bool
-at_end(const char *p)
-{
-	while (*p == ' ')
-		p++;
-	return *p == '\0';
-}
-
-/*
- * Read "YYYY-MM-DD HH:MM:SS[.fff]" at *p into *tm and *fsec (microseconds,
- * a whole number of milliseconds), and move past it.  On failure, returns a
- * sentence for errdetail; NULL on success.
- */
-static const char *
-read_iso_datetime(const char **p, struct pg_tm *tm, fsec_t *fsec)
-{
-	const char *s = *p;
-	int			digits = 0;
-
-	memset(tm, 0, sizeof(*tm));
-	*fsec = 0;
-	if (!read_digits(&s, 4, &tm->tm_year) || *s++ != '-' ||
-		!read_digits(&s, 2, &tm->tm_mon) || *s++ != '-' ||
-		!read_digits(&s, 2, &tm->tm_mday))
-		return EPOCH_FORM_PROBLEM;
-	if (*s != ' ' && *s != 'T' && *s != 't')
-		return EPOCH_FORM_PROBLEM;
-	s++;
-	if (!read_digits(&s, 2, &tm->tm_hour) || *s++ != ':' ||
-		!read_digits(&s, 2, &tm->tm_min) || *s++ != ':' ||
-		!read_digits(&s, 2, &tm->tm_sec))
-		return EPOCH_FORM_PROBLEM;
-
-	if (*s == '.')
-	{
-		for (s++; isdigit((unsigned char) *s); s++, digits++)
-		{
-			if (digits < 3)
-				*fsec = *fsec * 10 + (*s - '0');
-			else if (*s != '0')
-				return "The epoch must be a whole number of milliseconds.";
-		}
-		if (digits == 0)
-			return EPOCH_FORM_PROBLEM;
-		for (; digits < 3; digits++)
-			*fsec *= 10;
-		*fsec *= 1000;
-	}
-
-	if (tm->tm_year < 1 || tm->tm_mon < 1 || tm->tm_mon > MONTHS_PER_YEAR ||
-		tm->tm_mday < 1 ||
-		tm->tm_mday > day_tab[isleap(tm->tm_year)][tm->tm_mon - 1] ||
-		tm->tm_hour > 23 || tm->tm_min > 59 || tm->tm_sec > 59)
-		return "The year, month, day, hour, minute or second is out of range.";
-
-	*p = s;
-	return NULL;
-}
-
-/*
- * Read a numeric UTC offset at p ("+HH", "+HH:MM", "+HHMM" or with a minus)
- * into *tz, in PostgreSQL's sign convention (seconds west of Greenwich).
- */
-static bool
-read_utc_offset(const char *p, int *tz)
-{
-	int			sign = (*p == '-') ? 1 : -1;
-	int			hours;
-	int			minutes = 0;
-
-	p++;
-	if (!read_digits(&p, 2, &hours))
-		return false;
-	if (*p == ':')
-	{
-		p++;
-		if (!read_digits(&p, 2, &minutes))
-			return false;
-	}
-	else if (isdigit((unsigned char) *p) && !read_digits(&p, 2, &minutes))
-		return false;
-	if (hours > MAX_TZDISP_HOUR || minutes >= MINS_PER_HOUR || !at_end(p))
-		return false;
-	*tz = sign * (hours * SECS_PER_HOUR + minutes * SECS_PER_MINUTE);
-	return true;
-}
-
-/*
- * Whether the instant "utc" reads as the local time "local" in zone.
- */
-static bool
-reads_as(TimestampTz utc, Timestamp local, pg_tz *zone)
-{
-	struct pg_tm tm;
-	fsec_t		fsec;
-	int			tz;
-	Timestamp	back;
-
-	return timestamp2tm(utc, &tz, &tm, &fsec, NULL, zone) == 0 &&
-		tm2timestamp(&tm, fsec, NULL, &back) == 0 &&
-		back == local;
-}
-
-/*
- * The offset of local time *tm in zone, into *tz, or false if that local
- * time occurs twice (the clocks were set back) or never (set forward).
- * Offsets change at most once within a day or so, so the zone's offsets a
- * day before and a day after are the only candidates.
- */
-static bool
-zone_offset(struct pg_tm *tm, pg_tz *zone, int *tz)
-{
-	Timestamp	local;
-	int			found = 0;
-	int			i;
-
-	if (tm2timestamp(tm, 0, NULL, &local) != 0)
-		return false;
-	for (i = -1; i <= 1; i += 2)
-	{
-		struct pg_tm probe_tm;
-		fsec_t		fsec;
-		int			offset;
-
-		if (timestamp2tm(local + i * USECS_PER_DAY, &offset, &probe_tm,
-						 &fsec, NULL, zone) != 0)
-			return false;
-		/* in PostgreSQL's sign convention, seconds west of Greenwich */
-		if (reads_as(local + offset * USECS_PER_SEC, local, zone) &&
-			(found == 0 || offset != *tz))
-		{
-			*tz = offset;
-			found++;
-		}
-	}
-	return found == 1;
-}
-
-/*
- * The offset of a time zone name at p (ended by spaces or the end) for the
- * local time *tm, into *tz.  Only names of the form Area/Location, and UTC,
- * are taken: a word alone is most likely an abbreviation.  On failure,
- * returns a sentence for errdetail; NULL on success.
- */
-static const char *
-read_zone_name(const char *p, struct pg_tm *tm, int *tz)
-{
-	char		name[TZ_STRLEN_MAX + 1];
-	int			len = 0;
-	bool		has_slash = false;
-	pg_tz	   *zone;
-
-	while (p[len] != '\0' && p[len] != ' ')
-	{
-		if (len >= TZ_STRLEN_MAX ||
-			!(isalnum((unsigned char) p[len]) || strchr("/_+-", p[len])))
-			return EPOCH_FORM_PROBLEM;
-		has_slash |= (p[len] == '/');
-		name[len] = p[len];
-		len++;
-	}
-	name[len] = '\0';
-	if (!at_end(p + len))
-		return EPOCH_FORM_PROBLEM;
-
-	if (pg_strcasecmp(name, "UTC") == 0)
-	{
-		*tz = 0;
-		return NULL;
-	}
-	if (!has_slash || !isalpha((unsigned char) name[0]))
-		return EPOCH_ZONE_PROBLEM;
-	zone = pg_tzset(name);
-	if (zone == NULL)
-		return "The time zone name is not in the time zone database; write a UTC offset (+05:30), Z, or a name such as Europe/Paris.";
-	if (!zone_offset(tm, zone, tz))
-		return "That local time occurs twice, or not at all, in this time zone, because its clocks were changed then; write it with a UTC offset.";
-	return NULL;
-}
-
-/*
- * Parse an epoch string (in the form above) without throwing, so that GUC
- * check hooks can use it.  On failure, sets *problem to a sentence for
- * errdetail and returns false.
- */
-bool
-sf_parse_epoch(const char *str, TimestampTz *result,
-			   const char **problem)
-{
-	const char *p = str;
-	struct pg_tm tm;
-	fsec_t		fsec;
-	int			tz = 0;
-
-	while (*p == ' ')
-		p++;
-	*problem = read_iso_datetime(&p, &tm, &fsec);
-	if (*problem != NULL)
-		return false;
-
-	while (*p == ' ')
-		p++;
-	if (*p == '+' || *p == '-')
-	{
-		if (!read_utc_offset(p, &tz))
-			*problem = EPOCH_FORM_PROBLEM;
-	}
-	else if ((*p == 'Z' || *p == 'z') && at_end(p + 1))
-		tz = 0;
-	else if (*p != '\0')
-		*problem = read_zone_name(p, &tm, &tz);
-	if (*problem != NULL)
-		return false;
-
-	if (tm2timestamp(&tm, fsec, &tz, result) != 0 || !IS_VALID_TIMESTAMP(*result))
-	{
-		*problem = "It is outside the range of timestamp with time zone.";
-		return false;
-	}
-	return true;
-}
+/* Whether _PG_init ran from shared_preload_libraries (sf_layout_init ran). */
+static bool preloaded = false;
 
 /*
  * snowflake.epoch as parsed when the library was loaded: in the postmaster,
- * so every backend inherits the same result and none parses it again.
+ * so every backend inherits the same result and none parses it again.  On
+ * failure, the problem is kept for sf_layout() to report.
  */
 static TimestampTz loaded_epoch;
 static const char *loaded_epoch_problem = NULL;
 
-void
-sf_load_epoch(void)
+/* The settings that make up a layout, as one server start would read them. */
+typedef struct LayoutSettings
 {
-	/* on failure, the problem is kept for sf_layout() to report */
-	if (sf_parse_epoch(snowflake_epoch, &loaded_epoch,
-					   &loaded_epoch_problem))
+	int			worker_id;
+	int			id_bits;
+	int			worker_bits;
+	int			sequence_bits;
+	const char *epoch;
+} LayoutSettings;
+
+/* The rules of a layout, in the order layout_problem() checks them. */
+typedef enum LayoutRule
+{
+	LAYOUT_OK,
+	LAYOUT_TIMESTAMP_TOO_NARROW,	/* fewer than 35 timestamp bits */
+	LAYOUT_WORKER_TOO_LARGE,	/* the worker id does not fit its bits */
+	LAYOUT_LIFETIME_OVER		/* the clock is past the lifetime */
+} LayoutRule;
+
+/* The timestamp width these settings leave. */
+static int
+timestamp_bits(const LayoutSettings *s)
+{
+	return s->id_bits - s->worker_bits - s->sequence_bits;
+}
+
+/*
+ * The first rule the layout breaks, with a sentence for an error's detail;
+ * LAYOUT_OK if none.  The worker id is checked only when set, and the
+ * lifetime only when "now" is given (not 0) and the epoch parses: the
+ * generator checks the lifetime against the clock each time it reads it.
+ */
+static LayoutRule
+layout_problem(const LayoutSettings *s, TimestampTz now, char **detail)
+{
+	int			bits = timestamp_bits(s);
+	TimestampTz epoch;
+	const char *problem;
+
+	if (bits < SNOWFLAKE_MIN_TIMESTAMP_BITS)
+	{
+		*detail = psprintf("snowflake.worker_bits = %d and snowflake.sequence_bits = %d would leave %d of the %d bits of snowflake.id_bits for the timestamp; at least %d are needed.",
+						   s->worker_bits, s->sequence_bits, bits,
+						   s->id_bits, SNOWFLAKE_MIN_TIMESTAMP_BITS);
+		return LAYOUT_TIMESTAMP_TOO_NARROW;
+	}
+	if (s->worker_id != SNOWFLAKE_WORKER_ID_UNSET &&
+		s->worker_id >= (1 << s->worker_bits))
+	{
+		*detail = psprintf("Worker id %d would not fit in %d worker bits, which hold 0 to %d.",
+						   s->worker_id, s->worker_bits,
+						   (1 << s->worker_bits) - 1);
+		return LAYOUT_WORKER_TOO_LARGE;
+	}
+	if (now != 0 && sf_parse_epoch(s->epoch, &epoch, &problem) &&
+		(now - epoch) / 1000 > (INT64CONST(1) << bits) - 1)
+	{
+		*detail = psprintf("With %d timestamp bits (snowflake.id_bits = %d, snowflake.worker_bits = %d, snowflake.sequence_bits = %d), IDs last %.2f years from the epoch, %s, and that time is over.",
+						   bits, s->id_bits, s->worker_bits, s->sequence_bits,
+						   (double) (INT64CONST(1) << bits) / (1000.0 * 3600 * 24 * 365.25),
+						   s->epoch);
+		return LAYOUT_LIFETIME_OVER;
+	}
+	return LAYOUT_OK;
+}
+
+/* The settings in force. */
+static void
+running_layout(LayoutSettings *s)
+{
+	s->worker_id = worker_id_setting;
+	s->id_bits = id_bits_setting;
+	s->worker_bits = worker_bits_setting;
+	s->sequence_bits = sequence_bits_setting;
+	s->epoch = epoch_setting;
+}
+
+/* Take "value" for *setting if it is an integer within [min, max]. */
+static void
+take_int_setting(const char *value, int min, int max, int *setting)
+{
+	int			result;
+
+	if (parse_int(value, &result, 0, NULL) && result >= min && result <= max)
+		*setting = result;
+}
+
+/*
+ * The layout settings the next server start would read (see the header).
+ * The files are parsed quietly: if they cannot be, the running values are
+ * used.
+ */
+static void
+read_pending_layout(LayoutSettings *s)
+{
+	ConfigVariable *head = NULL;
+	ConfigVariable *tail = NULL;
+	ConfigVariable *item;
+
+	running_layout(s);
+	s->epoch = pstrdup(s->epoch);
+
+	if (ConfigFileName == NULL ||
+		!ParseConfigFile(ConfigFileName, false, NULL, 0, 0, DEBUG3,
+						 &head, &tail) ||
+		!ParseConfigFile(PG_AUTOCONF_FILENAME, false, NULL, 0, 0, DEBUG3,
+						 &head, &tail))
+	{
+		FreeConfigVariables(head);
+		return;
+	}
+
+	for (item = head; item != NULL; item = item->next)
+	{
+		if (pg_strcasecmp(item->name, "snowflake.worker_id") == 0)
+			take_int_setting(item->value, SNOWFLAKE_WORKER_ID_UNSET,
+							 SNOWFLAKE_MAX_WORKER_ID, &s->worker_id);
+		else if (pg_strcasecmp(item->name, "snowflake.id_bits") == 0)
+			take_int_setting(item->value, SNOWFLAKE_MIN_ID_BITS,
+							 SNOWFLAKE_MAX_ID_BITS, &s->id_bits);
+		else if (pg_strcasecmp(item->name, "snowflake.worker_bits") == 0)
+			take_int_setting(item->value, SNOWFLAKE_MIN_WORKER_BITS,
+							 SNOWFLAKE_MAX_WORKER_BITS, &s->worker_bits);
+		else if (pg_strcasecmp(item->name, "snowflake.sequence_bits") == 0)
+			take_int_setting(item->value, SNOWFLAKE_MIN_SEQUENCE_BITS,
+							 SNOWFLAKE_MAX_SEQUENCE_BITS, &s->sequence_bits);
+		else if (pg_strcasecmp(item->name, "snowflake.epoch") == 0)
+			s->epoch = pstrdup(item->value);
+	}
+	FreeConfigVariables(head);
+}
+
+/*
+ * The check of one setting: accept anything while the server starts (see
+ * the header); afterwards, whether the layout the next start would read,
+ * with "pending" holding the new value, can work, saying why not.
+ */
+static bool
+check_pending_layout(LayoutSettings *pending)
+{
+	char	   *detail;
+
+	if (layout_problem(pending, GetCurrentTimestamp(), &detail) == LAYOUT_OK)
+		return true;
+	GUC_check_errdetail("%s", detail);
+	GUC_check_errhint("The other snowflake settings are taken as the next server start would read them, including values set by ALTER SYSTEM that are not yet in force; change them in an order where each step leaves a working layout.");
+	return false;
+}
+
+/*
+ * The check hooks of the four integer settings differ only in the field the
+ * new value goes into.
+ */
+static bool
+check_int_field(size_t field, int newval)
+{
+	LayoutSettings pending;
+
+	if (process_shared_preload_libraries_in_progress)
+		return true;
+	read_pending_layout(&pending);
+	*(int *) ((char *) &pending + field) = newval;
+	return check_pending_layout(&pending);
+}
+
+static bool
+check_worker_id(int *newval, void **extra, GucSource source)
+{
+	return check_int_field(offsetof(LayoutSettings, worker_id), *newval);
+}
+
+static bool
+check_worker_bits(int *newval, void **extra, GucSource source)
+{
+	return check_int_field(offsetof(LayoutSettings, worker_bits), *newval);
+}
+
+static bool
+check_sequence_bits(int *newval, void **extra, GucSource source)
+{
+	return check_int_field(offsetof(LayoutSettings, sequence_bits), *newval);
+}
+
+static bool
+check_id_bits(int *newval, void **extra, GucSource source)
+{
+	return check_int_field(offsetof(LayoutSettings, id_bits), *newval);
+}
+
+static bool
+check_epoch(char **newval, void **extra, GucSource source)
+{
+	LayoutSettings pending;
+	TimestampTz epoch;
+	const char *problem;
+
+	if (process_shared_preload_libraries_in_progress)
+		return true;
+
+	if (!sf_parse_epoch(*newval, &epoch, &problem))
+	{
+		GUC_check_errdetail("%s", problem);
+		return false;
+	}
+	if (epoch > GetCurrentTimestamp())
+	{
+		GUC_check_errdetail("The epoch must not be in the future.");
+		return false;
+	}
+	read_pending_layout(&pending);
+	pending.epoch = *newval;
+	return check_pending_layout(&pending);
+}
+
+static const char *
+show_worker_id(void)
+{
+	static char buf[16];
+
+	if (worker_id_setting == SNOWFLAKE_WORKER_ID_UNSET)
+		return "unset";
+	snprintf(buf, sizeof(buf), "%d", worker_id_setting);
+	return buf;
+}
+
+/*
+ * Define the layout settings and read the epoch; called from _PG_init while
+ * preloading.
+ */
+void
+sf_layout_init(void)
+{
+	DefineCustomIntVariable("snowflake.worker_id",
+							"Worker id written into every ID this server generates.",
+							"Each server must have its own; -1 means unset, and an unset worker id refuses to generate.",
+							&worker_id_setting,
+							SNOWFLAKE_WORKER_ID_UNSET,
+							SNOWFLAKE_WORKER_ID_UNSET, SNOWFLAKE_MAX_WORKER_ID,
+							PGC_POSTMASTER,
+							0,
+							check_worker_id, NULL, show_worker_id);
+
+	DefineCustomStringVariable("snowflake.epoch",
+							   "The instant that timestamp 0 of an ID stands for.",
+							   "A timestamp with time zone in the past, in whole milliseconds.",
+							   &epoch_setting,
+							   "2025-01-01 00:00:00+00",
+							   PGC_POSTMASTER,
+							   0,
+							   check_epoch, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.worker_bits",
+							"Number of bits of an ID that hold the worker id.",
+							"The timestamp gets id_bits - worker_bits - sequence_bits bits, which must be at least 35.",
+							&worker_bits_setting,
+							10,
+							SNOWFLAKE_MIN_WORKER_BITS, SNOWFLAKE_MAX_WORKER_BITS,
+							PGC_POSTMASTER,
+							0,
+							check_worker_bits, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.sequence_bits",
+							"Number of bits of an ID that count IDs within one millisecond.",
+							"The timestamp gets id_bits - worker_bits - sequence_bits bits, which must be at least 35.",
+							&sequence_bits_setting,
+							12,
+							SNOWFLAKE_MIN_SEQUENCE_BITS, SNOWFLAKE_MAX_SEQUENCE_BITS,
+							PGC_POSTMASTER,
+							0,
+							check_sequence_bits, NULL, NULL);
+
+	DefineCustomIntVariable("snowflake.id_bits",
+							"Number of bits an ID may use, counted from the lowest.",
+							"63 allows any positive bigint; 53 keeps every ID below 2^53, exact as a JavaScript number, for the layout's whole lifetime. The timestamp gets id_bits - worker_bits - sequence_bits bits.",
+							&id_bits_setting,
+							SNOWFLAKE_MAX_ID_BITS,
+							SNOWFLAKE_MIN_ID_BITS, SNOWFLAKE_MAX_ID_BITS,
+							PGC_POSTMASTER,
+							0,
+							check_id_bits, NULL, NULL);
+
+	if (sf_parse_epoch(epoch_setting, &loaded_epoch, &loaded_epoch_problem))
 		loaded_epoch_problem = NULL;
+	preloaded = true;
+}
+
+/*
+ * Refuse politely when the library was not preloaded: without it there are
+ * no settings and no shared generator.
+ */
+void
+sf_require_preload(void)
+{
+	if (!preloaded)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake must be loaded via shared_preload_libraries"),
+				 errdetail("The generator and its settings live in shared memory, which is set up only when the server starts."),
+				 errhint("Add snowflake to shared_preload_libraries in postgresql.conf and restart the server.")));
+}
+
+/*
+ * The configured worker id (SNOWFLAKE_WORKER_ID_UNSET if unset), unchecked:
+ * for the generator's shared state, which the postmaster sets up.
+ */
+int
+sf_configured_worker_id(void)
+{
+	return worker_id_setting;
 }
 
 /*
  * The server's layout, validated.  Raises an error if the library was not
- * preloaded or the settings cannot describe a usable layout.
+ * preloaded or the settings cannot describe a usable layout.  The worker id
+ * is not part of that check (reading IDs needs none): sf_checked_worker_id
+ * checks it for the generator.
  */
 const SnowflakeLayout *
 sf_layout(void)
 {
 	static SnowflakeLayout layout;
 	static bool valid = false;
-	int			timestamp_bits;
+	LayoutSettings s;
+	char	   *detail;
 
 	if (valid)
 		return &layout;
@@ -336,39 +408,67 @@ sf_layout(void)
 
 	/*
 	 * The check hook lets an invalid epoch in postgresql.conf through at
-	 * server start (see snowflake.c), so that it lands here rather than being
-	 * silently replaced by the default.
+	 * server start, so that it lands here rather than being silently replaced
+	 * by the default.
 	 */
 	if (loaded_epoch_problem != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIG_FILE_ERROR),
 				 errmsg("invalid value for snowflake.epoch: \"%s\"",
-						snowflake_epoch),
+						epoch_setting),
 				 errdetail("%s", loaded_epoch_problem),
 				 errhint("Fix snowflake.epoch in postgresql.conf and restart the server.")));
 
-	timestamp_bits = snowflake_id_bits - snowflake_worker_bits - snowflake_sequence_bits;
-	if (timestamp_bits < SNOWFLAKE_MIN_TIMESTAMP_BITS)
+	running_layout(&s);
+	s.worker_id = SNOWFLAKE_WORKER_ID_UNSET;
+	if (layout_problem(&s, 0, &detail) == LAYOUT_TIMESTAMP_TOO_NARROW)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIG_FILE_ERROR),
 				 errmsg("snowflake layout leaves too few bits for the timestamp"),
-				 errdetail("snowflake.worker_bits = %d and snowflake.sequence_bits = %d leave %d of the %d bits of snowflake.id_bits for the timestamp; at least %d are needed.",
-						   snowflake_worker_bits, snowflake_sequence_bits,
-						   timestamp_bits, snowflake_id_bits,
-						   SNOWFLAKE_MIN_TIMESTAMP_BITS),
+				 errdetail("%s", detail),
 				 errhint("Lower snowflake.worker_bits or snowflake.sequence_bits, or raise snowflake.id_bits, in postgresql.conf and restart the server.")));
 
-	layout.id_bits = snowflake_id_bits;
-	layout.timestamp_bits = timestamp_bits;
-	layout.worker_bits = snowflake_worker_bits;
-	layout.sequence_bits = snowflake_sequence_bits;
+	layout.id_bits = s.id_bits;
+	layout.timestamp_bits = timestamp_bits(&s);
+	layout.worker_bits = s.worker_bits;
+	layout.sequence_bits = s.sequence_bits;
 	layout.epoch = loaded_epoch;
-	layout.max_timestamp = (INT64CONST(1) << timestamp_bits) - 1;
-	layout.max_worker = (INT64CONST(1) << snowflake_worker_bits) - 1;
-	layout.max_sequence = (INT64CONST(1) << snowflake_sequence_bits) - 1;
-	layout.max_id = (int64) ((UINT64CONST(1) << snowflake_id_bits) - 1);
+	layout.max_timestamp = (INT64CONST(1) << layout.timestamp_bits) - 1;
+	layout.max_worker = (INT64CONST(1) << s.worker_bits) - 1;
+	layout.max_sequence = (INT64CONST(1) << s.sequence_bits) - 1;
+	layout.max_id = (int64) ((UINT64CONST(1) << s.id_bits) - 1);
+	layout.worker_id = worker_id_setting;
 	valid = true;
 	return &layout;
+}
+
+/*
+ * The configured worker id, or an error if it is unset or does not fit the
+ * layout.
+ */
+int64
+sf_checked_worker_id(const SnowflakeLayout *layout)
+{
+	LayoutSettings s;
+	char	   *detail;
+
+	if (layout->worker_id == SNOWFLAKE_WORKER_ID_UNSET)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("snowflake.worker_id is not set"),
+				 errdetail("Each server that generates IDs needs a worker id of its own; an invalid value in postgresql.conf is ignored with a warning in the server log."),
+				 errhint("Set snowflake.worker_id to a number from 0 to " INT64_FORMAT " that no other server uses, in postgresql.conf, and restart the server.",
+						 layout->max_worker)));
+
+	running_layout(&s);
+	if (layout_problem(&s, 0, &detail) == LAYOUT_WORKER_TOO_LARGE)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIG_FILE_ERROR),
+				 errmsg("snowflake.worker_id %d does not fit in snowflake.worker_bits = %d",
+						layout->worker_id, layout->worker_bits),
+				 errdetail("%s", detail),
+				 errhint("Change snowflake.worker_id or snowflake.worker_bits in postgresql.conf and restart the server.")));
+	return layout->worker_id;
 }
 
 /*
@@ -438,8 +538,8 @@ sf_check_id(int64 id)
  * 63, a number at or above 2^id_bits would decode to a time past the
  * layout's lifetime.  (Under 63 bits every non-negative bigint fits.)
  */
-void
-sf_check_id_fits(const SnowflakeLayout *layout, int64 id)
+static void
+check_id_fits(const SnowflakeLayout *layout, int64 id)
 {
 	if (id > layout->max_id)
 		ereport(ERROR,
@@ -448,6 +548,23 @@ sf_check_id_fits(const SnowflakeLayout *layout, int64 id)
 				 errdetail("With snowflake.id_bits = %d, every ID is at most " INT64_FORMAT ".",
 						   layout->id_bits, layout->max_id),
 				 errhint("A larger number comes from another layout, or was rounded on its way (JavaScript numbers hold integers exactly only up to 2^53 - 1).")));
+}
+
+/*
+ * The parts of an ID from the user, under the server's layout, which it
+ * returns; an error if the ID is negative or the layout could never have
+ * issued it.
+ */
+const SnowflakeLayout *
+sf_decode_id(int64 id, int64 *timestamp, int64 *worker, int64 *sequence)
+{
+	const SnowflakeLayout *layout;
+
+	sf_check_id(id);
+	layout = sf_layout();
+	check_id_fits(layout, id);
+	sf_decompose(layout, id, timestamp, worker, sequence);
+	return layout;
 }
 
 /*

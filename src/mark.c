@@ -9,8 +9,8 @@
  * generator never hands out an ID above the durable "mark" (an ID such that
  * every ID issued is <= it); crossing it first makes a new mark, about a
  * second ahead, durable in two places, in this order (sf_persist_mark).
- * While IDs are issued, the background mark writer (worker.c) usually makes
- * it before a call needs it, the same way:
+ * While IDs are issued, the background mark writer (mark_writer.c)
+ * usually makes it before a call needs it, the same way:
  *
  *	file	SNOWFLAKE_MARK_FILE in the data directory: written to a temporary
  *			file, fsynced, renamed into place, and the directory fsynced.  It
@@ -79,6 +79,8 @@
 #include "miscadmin.h"
 #include "storage/fd.h"
 
+#include "generator.h"
+#include "mark.h"
 #include "snowflake.h"
 
 /*
@@ -282,8 +284,9 @@ static const RmgrData sf_rmgr = {
 	.rm_identify = sf_identify,
 };
 
+/* Register the resource manager; called from _PG_init while preloading. */
 void
-sf_register_rmgr(void)
+sf_mark_init(void)
 {
 	RegisterCustomRmgr(SNOWFLAKE_RMGR_ID, (RmgrData *) &sf_rmgr);
 }

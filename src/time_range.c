@@ -1,19 +1,8 @@
 /*-------------------------------------------------------------------------
  *
- * timefuncs.c
- *	  The time inside IDs: conversions, composition, the time-range operator
- *	  with its planner support, and the fixed-width text form.
+ * time_range.c
+ *	  SQL: the operator "id <@ tstzrange" and its planner support.
  *
- * IDs sort by creation time, so a primary key on a snowflake ID is also an
- * index on creation time.  The functions here turn instants into ID bounds
- * (snowflake_min_id, snowflake_max_id), IDs into instants
- * (snowflake_to_timestamptz) and parts into IDs (snowflake_compose).  They
- * read the layout and epoch, which are fixed while the server runs, so they
- * are STABLE; an instant outside the layout's lifetime, or a part that does
- * not fit its field, is an error, never a wrapped value.
- *
- * The time-range operator
- * -----------------------
  * "id <@ range" is true when the instant the ID stands for lies in the
  * tstzrange.  The IDs that satisfy it form one interval (see
  * range_id_bounds), so the support function rewrites the operator during
@@ -39,13 +28,6 @@
  * each bound would evaluate again, so there it declines too and the
  * operator filters row by row.
  *
- * The text form
- * -------------
- * Crockford base32 in 13 uppercase characters: fixed width, and the
- * alphabet is in ASCII order, so text order in the C collation is numeric
- * order.  It does not depend on the layout, so snowflake_encode and
- * snowflake_decode are IMMUTABLE.
- *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -56,7 +38,6 @@
 #include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "fmgr.h"
-#include "mb/pg_wchar.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/pathnodes.h"
@@ -70,89 +51,12 @@
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
-#include "compat.h"
-#include "snowflake.h"
+#include "layout.h"
 
-PG_FUNCTION_INFO_V1(snowflake_to_timestamptz);
-PG_FUNCTION_INFO_V1(snowflake_min_id);
-PG_FUNCTION_INFO_V1(snowflake_max_id);
-PG_FUNCTION_INFO_V1(snowflake_compose_sql);
 PG_FUNCTION_INFO_V1(snowflake_in_range);
 PG_FUNCTION_INFO_V1(snowflake_in_range_support);
 PG_FUNCTION_INFO_V1(snowflake_range_min_id);
 PG_FUNCTION_INFO_V1(snowflake_range_max_id);
-PG_FUNCTION_INFO_V1(snowflake_encode);
-PG_FUNCTION_INFO_V1(snowflake_decode);
-
-Datum
-snowflake_to_timestamptz(PG_FUNCTION_ARGS)
-{
-	int64		id = sf_check_id(PG_GETARG_INT64(0));
-	const SnowflakeLayout *layout = sf_layout();
-	int64		timestamp;
-	int64		worker;
-	int64		sequence;
-
-	sf_check_id_fits(layout, id);
-	sf_decompose(layout, id, &timestamp, &worker, &sequence);
-	PG_RETURN_TIMESTAMPTZ(sf_timestamp_to_timestamptz(layout, timestamp));
-}
-
-/* The smallest ID any worker could issue in the millisecond of ts. */
-Datum
-snowflake_min_id(PG_FUNCTION_ARGS)
-{
-	const SnowflakeLayout *layout = sf_layout();
-	int64		timestamp = sf_timestamptz_to_timestamp(layout,
-														PG_GETARG_TIMESTAMPTZ(0));
-
-	PG_RETURN_INT64(sf_compose(layout, timestamp, 0, 0));
-}
-
-/* The largest ID any worker could issue in the millisecond of ts. */
-Datum
-snowflake_max_id(PG_FUNCTION_ARGS)
-{
-	const SnowflakeLayout *layout = sf_layout();
-	int64		timestamp = sf_timestamptz_to_timestamp(layout,
-														PG_GETARG_TIMESTAMPTZ(0));
-
-	PG_RETURN_INT64(sf_compose(layout, timestamp,
-							   layout->max_worker,
-							   layout->max_sequence));
-}
-
-/*
- * snowflake_compose(created_at, worker_id, sequence): the ID made of these
- * parts.  (Its C name is older than the rule that SQL-callable functions
- * carry their SQL name: released install scripts refer to it.)
- */
-Datum
-snowflake_compose_sql(PG_FUNCTION_ARGS)
-{
-	const SnowflakeLayout *layout = sf_layout();
-	int64		timestamp = sf_timestamptz_to_timestamp(layout,
-														PG_GETARG_TIMESTAMPTZ(0));
-	int32		worker = PG_GETARG_INT32(1);
-	int32		sequence = PG_GETARG_INT32(2);
-
-	if (worker < 0 || worker > layout->max_worker)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("worker id %d is out of range for the snowflake layout",
-						worker),
-				 errdetail("With snowflake.worker_bits = %d, worker ids go from 0 to " INT64_FORMAT ".",
-						   layout->worker_bits, layout->max_worker)));
-	if (sequence < 0 || sequence > layout->max_sequence)
-		ereport(ERROR,
-				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-				 errmsg("sequence %d is out of range for the snowflake layout",
-						sequence),
-				 errdetail("With snowflake.sequence_bits = %d, sequence numbers go from 0 to " INT64_FORMAT ".",
-						   layout->sequence_bits, layout->max_sequence)));
-
-	PG_RETURN_INT64(sf_compose(layout, timestamp, worker, sequence));
-}
 
 /*
  * The IDs whose instant lies in a range, as the interval [*lo, *hi]; when
@@ -493,75 +397,4 @@ snowflake_in_range_support(PG_FUNCTION_ARGS)
 		ret = (Node *) index_condition_in_range((SupportRequestIndexCondition *) rawreq);
 
 	PG_RETURN_POINTER(ret);
-}
-
-Datum
-snowflake_encode(PG_FUNCTION_ARGS)
-{
-	int64		id = sf_check_id(PG_GETARG_INT64(0));
-	char		buf[SNOWFLAKE_BASE32_LENGTH + 1];
-
-	sf_base32_encode(id, buf);
-	PG_RETURN_TEXT_P(cstring_to_text_with_len(buf, SNOWFLAKE_BASE32_LENGTH));
-}
-
-/*
- * The input of snowflake_decode as error messages show it: cut after a few
- * characters (at a character boundary), so a long input cannot flood the log.
- */
-static char *
-shown_input(const char *str, int len)
-{
-	int			shown = pg_mbcliplen(str, len, 2 * SNOWFLAKE_BASE32_LENGTH);
-
-	return psprintf("%.*s%s", shown, str, shown < len ? "..." : "");
-}
-
-Datum
-snowflake_decode(PG_FUNCTION_ARGS)
-{
-	text	   *txt = PG_GETARG_TEXT_PP(0);
-	const char *str = VARDATA_ANY(txt);
-	int			len = VARSIZE_ANY_EXHDR(txt);
-	int64		result = 0;
-	int			bad = 0;
-
-	switch (sf_base32_decode(str, len, &result, &bad))
-	{
-		case SNOWFLAKE_BASE32_OK:
-			break;
-
-		case SNOWFLAKE_BASE32_BAD_DIGIT:
-
-			/*
-			 * bytes before the bad one are ASCII digits, so it starts a
-			 * character
-			 */
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-					 errmsg("invalid snowflake text ID: \"%s\"",
-							shown_input(str, len)),
-					 errdetail("Character %d, \"%.*s\", is not a Crockford base32 digit.",
-							   bad + 1, pg_mblen(str + bad), str + bad),
-					 errhint("The digits are 0-9 and the letters A-Z except U, in either case; O is read as 0, and I and L as 1.")));
-			break;
-
-		case SNOWFLAKE_BASE32_BAD_LENGTH:
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-					 errmsg("invalid snowflake text ID: \"%s\"",
-							shown_input(str, len)),
-					 errdetail("It has %d characters; a snowflake text ID has exactly %d.",
-							   len, SNOWFLAKE_BASE32_LENGTH)));
-			break;
-
-		case SNOWFLAKE_BASE32_OUT_OF_RANGE:
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("snowflake text ID \"%s\" is out of range for type bigint",
-							shown_input(str, len)),
-					 errdetail("Its value is above 9223372036854775807 (2^63 - 1); the first character of a snowflake text ID is 0 to 7.")));
-			break;
-	}
-	PG_RETURN_INT64(result);
 }

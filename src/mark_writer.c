@@ -1,27 +1,25 @@
 /*-------------------------------------------------------------------------
  *
- * worker.c
+ * mark_writer.c
  *	  The background worker that writes the persisted mark ahead of need.
  *
  * Without it, a call that crosses the mark pays for the new mark's durable
- * write (an fsynced file, a directory sync and a WAL flush) on top of its
- * own work, and under light traffic most calls do.  The worker, "snowflake
- * mark writer", is registered when the library is preloaded.  While IDs are
- * being issued, and for MARK_WRITER_LINGER_MS (generator.c) after the last
- * one, it keeps the mark ahead: it writes the next mark whenever the mark's
- * lead over the clock runs short, and sleeps on its latch in between.  Then
- * it sleeps with no timeout until a caller sets its latch (the next call, or
- * one that finds the lead short already); generator.c decides when, and
- * says how the worker's write shares the callers' protocol.  An idle server
- * writes no WAL and no file because of the worker.
+ * write (an fsynced file, a directory sync and a WAL flush; mark.c) on top
+ * of its own work, and under light traffic most calls would.  The worker,
+ * "snowflake mark writer", is registered when the library is preloaded.
+ * This file is only the process: its start, its signals and its sleep.  What
+ * each round does, when it writes, how far ahead, and how its writes share
+ * the callers' protocol, is sf_mark_writer_round() in generator.c, whose
+ * header says it once ("Writing ahead of need").  An idle server writes no
+ * WAL and no file because of the worker: between bursts it sleeps with no
+ * timeout until a caller sets its latch.
  *
  * The guarantees never depend on it: a caller that reaches the mark writes
- * it itself, as it would without the worker, and waits instead if the
- * worker's write is in progress.  If the worker errors, it exits (the error
- * becomes FATAL, and the write's cleanup clears the writing flag) and the
- * postmaster starts it again after MARK_WRITER_RESTART_S; meanwhile callers
- * write their own marks.  Killed outright, it makes the postmaster
- * reinitialize shared memory like any backend would.
+ * it itself, as it would without the worker.  If the worker errors, it exits
+ * (the error becomes FATAL, and the write's cleanup clears the writing
+ * flag) and the postmaster starts it again after MARK_WRITER_RESTART_S;
+ * meanwhile callers write their own marks.  Killed outright, it makes the
+ * postmaster reinitialize shared memory like any backend would.
  *
  * It starts once recovery has finished: never on a standby, which issues no
  * IDs, and on a standby once it is promoted.  SIGTERM (pg_terminate_backend,
@@ -43,14 +41,17 @@
 #include "tcop/tcopprot.h"
 #include "utils/guc.h"
 
+#include "generator.h"
 #include "snowflake.h"
+
+PGDLLEXPORT void sf_mark_writer_main(Datum main_arg);
 
 /* How long the postmaster waits before starting a worker that exited. */
 #define MARK_WRITER_RESTART_S	5
 
 /* Register the worker; called from _PG_init while preloading. */
 void
-sf_register_mark_writer(void)
+sf_mark_writer_init(void)
 {
 	BackgroundWorker worker;
 
