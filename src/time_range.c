@@ -32,6 +32,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "catalog/dependency.h"
 #include "catalog/pg_opfamily.h"
