@@ -21,9 +21,9 @@ PGFILEDESC = "snowflake - Twitter-style 64-bit IDs"
 # library (see sql/*.conf); `make installcheck` needs no running server.
 REGRESS = upgrade settings functions discard parse markings stats batch \
 	time_functions time_encode time_range time_partition time_properties \
-	migrate registry trusted
+	migrate registry trusted idempotency
 REGRESS_OPTS = --temp-config=$(srcdir)/sql/preloaded.conf --temp-instance=tmp_check
-ISOLATION = concurrent migrate_concurrent
+ISOLATION = concurrent migrate_concurrent idempotency_concurrent
 ISOLATION_OPTS = --temp-config=$(srcdir)/sql/preloaded.conf --temp-instance=tmp_check_isolation
 TAP_TESTS = 1
 
