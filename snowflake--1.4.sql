@@ -1001,7 +1001,7 @@ COMMENT ON FUNCTION snowflake_migrate(regclass, name, boolean, boolean) IS
 -- register the same worker id on different nodes at the same time, the
 -- conflict stops the subscription with the guard's error.  A row that is
 -- already there is skipped silently, which keeps a mesh of publications
--- from looping.  docs/operations.md describes the topologies.
+-- from looping.  docs/fleet.md describes the topologies.
 --
 -- The table, its trigger function and the functions that do the work of
 -- snowflake_check_worker() and snowflake_register_worker() live in the

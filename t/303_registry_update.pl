@@ -2,7 +2,7 @@
 
 # Updating a fleet whose registry replicates.  Servers A and B run version
 # 1.2, each publishing its registry (public.snowflake_workers) and
-# subscribing to the other's, as docs/operations.md describes.  Version 1.3
+# subscribing to the other's, as docs/fleet.md describes.  Version 1.3
 # moves the table to snowflake.workers.
 #
 #  1. A is updated while the registry is quiet: the table keeps its rows,

@@ -18,7 +18,7 @@
 # table with its own snowflake_nextval() default.  For each shape:
 #
 #  - the worker id in each ID (snowflake_parse) is the node that
-#    docs/operations.md names for that shape: the node that received the
+#    docs/fleet.md names for that shape: the node that received the
 #    statement, or the node holding the shard the row was read from (for
 #    INSERT ... SELECT: its source row carries its tenant in src_tenant), or
 #    for the trigger the node holding the row's shard;
@@ -193,7 +193,7 @@ $coordinator->safe_psql('postgres',
 is($coordinator->safe_psql('postgres', 'SELECT string_agg(DISTINCT worker_id::text, \',\') FROM home'),
 	'2,3', 'the shards are on both workers and none on the coordinator');
 
-# The statement shapes.  "generator" is what docs/operations.md says:
+# The statement shapes.  "generator" is what docs/fleet.md says:
 # receiver (the node the statement was sent to), source (the node holding
 # the shard its source row was read from), or worker (some worker).
 my @shapes = (
