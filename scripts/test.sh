@@ -172,7 +172,7 @@ run_major() {
 	# pgindent formats it (the later suites carry neither its source nor the
 	# pg_bsd_indent 2.1.1 it wants).
 	local checks=(check-version.sh test-deb.sh)
-	[ "$PG_MAJOR" != 15 ] || checks+=("pgindent.sh --check")
+	[ "$PG_MAJOR" != 15 ] || checks+=("pgindent.sh --check" check-links.sh)
 	for check in "${checks[@]}"; do
 		say "Running scripts/$check"
 		# shellcheck disable=SC2086 # the script's name and its option
