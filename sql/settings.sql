@@ -17,12 +17,14 @@ SET snowflake.sequence_bits = 14;
 SET snowflake.id_bits = 53;
 SET snowflake.max_drift = 0;
 SET snowflake.max_wait = 0;
+SET snowflake.sequence_start = zero;
 BEGIN;
 SET LOCAL snowflake.worker_id = 2;
 ROLLBACK;
 SELECT set_config('snowflake.worker_id', '2', false);
 ALTER ROLE CURRENT_USER SET snowflake.worker_id = 2;
 ALTER DATABASE contrib_regression SET snowflake.max_drift = 0;
+ALTER ROLE CURRENT_USER SET snowflake.sequence_start = zero;
 
 -- the prefix is reserved: a misspelt setting is an error, not a placeholder
 SET snowflake.wroker_id = 2;
@@ -159,6 +161,20 @@ SELECT name, setting
 ALTER SYSTEM RESET snowflake.id_bits;
 ALTER SYSTEM RESET snowflake.worker_bits;
 ALTER SYSTEM RESET snowflake.sequence_bits;
+
+-- where each new millisecond's sequence starts: spread (the default) or
+-- zero, and nothing else
+SHOW snowflake.sequence_start;
+SELECT enumvals FROM pg_settings WHERE name = 'snowflake.sequence_start';
+ALTER SYSTEM SET snowflake.sequence_start = 'random';
+ALTER SYSTEM SET snowflake.sequence_start = '0';
+ALTER SYSTEM SET snowflake.sequence_start = '';
+ALTER SYSTEM SET snowflake.sequence_start = zero;
+SELECT name, setting
+  FROM pg_file_settings
+ WHERE name LIKE 'snowflake.%' AND sourcefile LIKE '%postgresql.auto.conf'
+ ORDER BY name;
+ALTER SYSTEM RESET snowflake.sequence_start;
 
 -- the epoch was read once, in UTC, when the server started: a session's
 -- TimeZone does not move it

@@ -64,7 +64,7 @@
  *	mark_id		every ID issued so far is <= mark_id, which is durable
  *
  * A new ID is (last timestamp, last sequence + 1), or a later timestamp with
- * sequence 0, so it is always > last_id (a batch reserves a run of such IDs
+ * any sequence, so it is always > last_id (a batch reserves a run of such IDs
  * at once and moves last_id to the run's end); last_id is updated before
  * the lock is released.  Hence IDs strictly increase in the order callers
  * take the lock and no two callers get the same one.  An ID above mark_id is never
@@ -82,6 +82,58 @@
  * for the clock, without the lock, if it will catch up within
  * snowflake.max_wait, and otherwise gets an error.  No ID ever carries a
  * timestamp past the layout's lifetime.
+ *
+ * Where a millisecond's sequence starts
+ * -------------------------------------
+ * The first ID of a millisecond that no ID has used yet (the clock has
+ * moved past last_id's timestamp) takes the sequence snowflake.sequence_start
+ * says (first_sequence()); the IDs after it in that millisecond count up
+ * by one, and when they run out the next millisecond is borrowed from
+ * sequence 0.  So a burst, one call after another or one batch, runs
+ * through consecutive positions whatever the start: 2^sequence_bits IDs per
+ * millisecond of ID time, the first millisecond holding what the start left.
+ *
+ *	zero	sequence 0, as Twitter's generator.  At low rates nearly every
+ *			ID has sequence 0: its low bits are the same for every ID
+ *			issued one per millisecond or slower (every such ID is a
+ *			multiple of 2^sequence_bits), so id % 16 puts them all in one
+ *			bucket.
+ *	spread	a hash of the timestamp and the worker id: the top
+ *			sequence_bits bits of output number "timestamp" of SplitMix64
+ *			(the generator of java.util.SplittableRandom) seeded with the
+ *			worker id.  Successive milliseconds take successive outputs of
+ *			a generator that passes BigCrush, so the starts are uniform
+ *			over the sequence numbers and unrelated to each other and to
+ *			other servers' starts, and id % 2^k for k <= sequence_bits is
+ *			as even as a hash at any rate.  The default.
+ *
+ * Why a hash of the millisecond rather than the alternatives:
+ *
+ *	- Counting on across milliseconds (a new millisecond starts at the last
+ *	  ID's sequence + 1) spreads all of a server's IDs exactly evenly, but a
+ *	  table's IDs are only some of them: where an application issues IDs in
+ *	  fixed groups (a row and the audit row its trigger writes; an order and
+ *	  its three lines), each table's IDs advance by the group's size, so
+ *	  with pairs one table gets only even sequences, and with fours a
+ *	  quarter of the residues of id % 16.  It would also tell anyone who
+ *	  sees two IDs how many the server issued between them (modulo
+ *	  2^sequence_bits).  The hash is fixed per millisecond, so a table's
+ *	  IDs spread whatever the pattern, and it says nothing about volume.
+ *	- A random start (Meituan's Leaf draws one below 100, which is not even
+ *	  over 1024 residues) spreads as well, but differs in every run, so no
+ *	  test could check what a call returns; the hash is a function of the
+ *	  ID's own timestamp and worker id.
+ *
+ * The cost is a few multiplications in a step that starts a millisecond,
+ * none per ID, and borrowing sooner: a millisecond that starts at s holds
+ * 2^sequence_bits - s IDs, so k IDs in one millisecond borrow the next one
+ * with a chance of (k - 1) / 2^sequence_bits (under zero only beyond
+ * 2^sequence_bits), and run one millisecond ahead of the clock.
+ *
+ * Either start keeps every invariant above: they rest on a new millisecond
+ * being later than last_id's and on the sequence counting up within one,
+ * whatever the start.  So the setting is reloadable, and backends that see
+ * the old value for a moment after a reload do no harm.
  *
  *-------------------------------------------------------------------------
  */
@@ -106,6 +158,21 @@
 /* The clock settings; see sf_generator_init() */
 static int	max_drift_setting = 60000;
 static int	max_wait_setting = 1000;
+
+/* snowflake.sequence_start: see "Where a millisecond's sequence starts" */
+typedef enum SequenceStart
+{
+	SEQUENCE_START_ZERO,
+	SEQUENCE_START_SPREAD
+} SequenceStart;
+
+static const struct config_enum_entry sequence_start_options[] = {
+	{"zero", SEQUENCE_START_ZERO, false},
+	{"spread", SEQUENCE_START_SPREAD, false},
+	{NULL, 0, false}
+};
+
+static int	sequence_start_setting = SEQUENCE_START_SPREAD;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -234,8 +301,8 @@ shmem_startup(void)
 }
 
 /*
- * Define the clock settings and ask for shared memory; called from _PG_init
- * while preloading.
+ * Define the clock settings and where a millisecond's sequence starts, and
+ * ask for shared memory; called from _PG_init while preloading.
  */
 void
 sf_generator_init(void)
@@ -260,10 +327,42 @@ sf_generator_init(void)
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
+	DefineCustomEnumVariable("snowflake.sequence_start",
+							 "Where the sequence of each new millisecond starts.",
+							 "zero starts at 0, as Twitter's generator; spread starts at a hash of the millisecond and the worker id, so that the low bits of IDs are even at any rate.",
+							 &sequence_start_setting,
+							 SEQUENCE_START_SPREAD,
+							 sequence_start_options,
+							 PGC_SIGHUP,
+							 0,
+							 NULL, NULL, NULL);
+
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = shmem_startup;
+}
+
+/*
+ * The sequence of the first ID of millisecond "ts", which no ID has used
+ * yet, under snowflake.sequence_start (see "Where a millisecond's sequence
+ * starts" above): 0, or the top sequence_bits bits of SplitMix64's mix of
+ * worker + ts * 0x9E3779B97F4A7C15 (modulo 2^64), its output number ts for
+ * the seed worker.
+ */
+static int64
+first_sequence(const SnowflakeLayout *layout, int64 worker, int64 ts)
+{
+	uint64		x;
+
+	if (sequence_start_setting == SEQUENCE_START_ZERO)
+		return 0;
+
+	x = (uint64) ts * UINT64CONST(0x9E3779B97F4A7C15) + (uint64) worker;
+	x = (x ^ (x >> 30)) * UINT64CONST(0xBF58476D1CE4E5B9);
+	x = (x ^ (x >> 27)) * UINT64CONST(0x94D049BB133111EB);
+	x ^= x >> 31;
+	return (int64) (x >> (64 - layout->sequence_bits));
 }
 
 /*
@@ -338,7 +437,7 @@ generator_step(const SnowflakeLayout *layout, int64 worker, int64 now,
 	if (now > last_ts)
 	{
 		ts = now;
-		seq = 0;
+		seq = first_sequence(layout, worker, now);
 	}
 	else if (last_worker == worker && last_seq < layout->max_sequence)
 	{

@@ -21,7 +21,7 @@
  *					the library was not preloaded
  *	epoch.c			reading snowflake.epoch (ISO 8601 only)
  *	generator.c		the server's one generator in shared memory, and the
- *					clock settings it obeys (max_drift, max_wait)
+ *					settings it obeys (max_drift, max_wait, sequence_start)
  *	mark.c			the persisted high-water mark: a file and WAL records
  *	mark_writer.c	the background worker that writes the mark ahead of need
  *	nextval.c		SQL: snowflake_nextval, snowflake_nextval(n),
