@@ -201,8 +201,9 @@ CREATE TEMP VIEW spread AS
 	  FROM residues x JOIN (SELECT run, count(*) AS total FROM sample GROUP BY run) t USING (run)
 	 GROUP BY x.run, x.m, t.total;
 SELECT format('| %s | `%s` | %s %% | %s | %s | %s %% | %s | %s | %s |',
-		CASE r.per WHEN 1 THEN to_char(r.rate, 'FM999,999') || ' IDs/s'
-		     ELSE r.rate || ' pairs/s, first of each' END,
+		CASE WHEN r.per > 1 THEN r.rate || ' pairs/s, first of each'
+		     WHEN r.rate = 1 THEN '1 ID/s'
+		     ELSE to_char(r.rate, 'FM999,999') || ' IDs/s' END,
 		r.mode,
 		round(100 * a.top::numeric, 2), round(a.chi2_df::numeric, 2),
 		b.hit, round(100 * b.top::numeric, 3), round(b.chi2_df::numeric, 2),
@@ -320,7 +321,7 @@ mkdir -p "$OUT"
 	echo "$N IDs per row, one session, at Poisson arrival times of the rate; the server's clock is pinned" \
 		"to each arrival time before the call (libfaketime), so both modes get the same arrivals." \
 		"Pairs: two IDs at each arrival (a row and the row its trigger writes); the first of each pair" \
-		"counts. Uniform would be 6.25 % for the most common residue of \`id % 16\` and 0.098 % of" \
+		"counts. An even spread gives every residue 6.25 % of \`id % 16\` and 0.098 % of" \
 		"\`id % 1024\`; χ²/df is the chi-square against uniform per degree of freedom, about 1 (± 0.37" \
 		"for 16 residues, ± 0.04 for 1024) for a uniform random sample. Borrows and the largest drift" \
 		"are snowflake_stats' over the row."
