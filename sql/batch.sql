@@ -29,6 +29,15 @@ SELECT count(*) FROM snowflake_nextval(0);
 SELECT count(*) FROM snowflake_nextval(NULL);
 SELECT * FROM snowflake_nextval(-1);
 
+-- a batch that needs more ID time than a call may borrow ahead of the clock
+-- (snowflake.max_borrow, 1 s) and wait for (snowflake.max_wait, 1 s) is
+-- refused at once, whatever the clock, reserving nothing
+SELECT ids_issued AS before, refusals AS refusals_before FROM snowflake_stats \gset
+SELECT snowflake_nextval(245000000) LIMIT 1;
+SELECT :'LAST_ERROR_SQLSTATE' AS sqlstate;
+SELECT ids_issued - :before AS issued, refusals - :refusals_before AS refused
+  FROM snowflake_stats;
+
 -- refused like single calls, for no IDs too
 BEGIN READ ONLY;
 SELECT * FROM snowflake_nextval(3);

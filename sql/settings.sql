@@ -9,6 +9,7 @@ SELECT name, setting, unit, context, vartype, min_val, max_val, boot_val
 
 SHOW snowflake.worker_id;
 SHOW snowflake.epoch;
+SHOW snowflake.max_borrow;
 
 SET snowflake.worker_id = 2;
 SET snowflake.epoch = '2024-01-01 00:00:00+00';
@@ -18,6 +19,7 @@ SET snowflake.sequence_start = zero;
 SET snowflake.id_bits = 53;
 SET snowflake.max_drift = 0;
 SET snowflake.max_wait = 0;
+SET snowflake.max_borrow = 0;
 BEGIN;
 SET LOCAL snowflake.worker_id = 2;
 ROLLBACK;
@@ -43,6 +45,10 @@ ALTER SYSTEM SET snowflake.id_bits = 35;
 -- the message is printed here without it, the same on every major)
 \set VERBOSITY sqlstate
 ALTER SYSTEM SET snowflake.max_drift = -1;
+\set VERBOSITY default
+SELECT regexp_replace(:'LAST_ERROR_MESSAGE', '\((-?\d+) ms \.\. (\d+) ms\)$', '(\1 .. \2)') AS error;
+\set VERBOSITY sqlstate
+ALTER SYSTEM SET snowflake.max_borrow = -1;
 \set VERBOSITY default
 SELECT regexp_replace(:'LAST_ERROR_MESSAGE', '\((-?\d+) ms \.\. (\d+) ms\)$', '(\1 .. \2)') AS error;
 
@@ -118,6 +124,12 @@ ALTER SYSTEM SET snowflake.epoch = '2025-01-01 00:00:00.5+00';
 ALTER SYSTEM RESET snowflake.worker_id;
 ALTER SYSTEM RESET snowflake.epoch;
 ALTER SYSTEM RESET snowflake.id_bits;
+-- the borrowing bound in any unit of time, stored as given
+ALTER SYSTEM SET snowflake.max_borrow = '2s';
+SELECT name, setting
+  FROM pg_file_settings
+ WHERE name = 'snowflake.max_borrow' AND sourcefile LIKE '%postgresql.auto.conf';
+ALTER SYSTEM RESET snowflake.max_borrow;
 
 -- values written by ALTER SYSTEM but not yet in force count as well: the
 -- next start reads them all together.  First a pending epoch of yesterday,

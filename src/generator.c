@@ -11,8 +11,10 @@
  *	lock		protects every field of the state but mark_cv.
  *				sf_reserve() takes it exclusively, reads the wall
  *				clock, runs generator_step() and releases it.
- *				generator_step() is plain arithmetic: no I/O, no elog, no
- *				allocation, so the lock is held for a few dozen nanoseconds.
+ *				generator_step() is plain arithmetic (and, when a block
+ *				would pass the borrowing bound, a reading of the
+ *				monotonic clock): no I/O, no elog, no allocation, so the
+ *				lock is held for a few dozen nanoseconds.
  *
  * Everything that can throw or sleep (errors, log lines, waiting for the
  * clock, writing the mark) happens with "lock" released.
@@ -67,21 +69,69 @@
  * any sequence, so it is always > last_id (a batch reserves a run of such IDs
  * at once and moves last_id to the run's end); last_id is updated before
  * the lock is released.  Hence IDs strictly increase in the order callers
- * take the lock and no two callers get the same one.  An ID above mark_id is never
- * handed out: the caller first makes a new mark durable (the mark file,
- * then WAL; see mark.c), then retries.  After a restart or crash, and on a
- * standby replaying WAL, last_id and mark_id are raised to the persisted
- * mark, so the first new ID lies above everything issued before.  Comparing
- * in ID space keeps this true even if the layout or epoch were changed.
+ * take the lock and no two callers get the same one.  An ID above mark_id
+ * is never handed out: the caller first makes a new mark durable (the mark
+ * file, then WAL; see mark.c), then retries.  After a restart or crash, and
+ * on a standby replaying WAL, last_id and mark_id are raised to the
+ * persisted mark (raise_floor()), so the first new ID lies above everything
+ * issued before.  Comparing in ID space keeps this true even if the layout
+ * or epoch were changed.
  *
+ * The clock rules
+ * ---------------
  * The timestamp is max(wall clock, last timestamp): a logical clock that
- * never goes backwards.  When the clock is behind (stepped back, or a burst
- * used up a millisecond's sequence numbers and borrowed the next), IDs
- * continue from the last timestamp while they stay no more than
- * snowflake.max_drift ms ahead of the clock.  Beyond that the caller waits
- * for the clock, without the lock, if it will catch up within
- * snowflake.max_wait, and otherwise gets an error.  No ID ever carries a
- * timestamp past the layout's lifetime.
+ * never goes backwards.  IDs run ahead of the wall clock for two reasons,
+ * and two bounds hold for every ID issued:
+ *
+ *	drift		its timestamp is at most snowflake.max_drift ahead of the
+ *				wall clock, whatever put it there (a step back of the
+ *				clock, a restored mark, calls that borrowed);
+ *	borrowing	its timestamp is at most max(E, F) + B, where
+ *				B = min(snowflake.max_borrow, max_drift): calls that use
+ *				up milliseconds (bursts, batches) run that far at most.
+ *
+ * E is the clock that does not step back: max(wall clock, anchor_ts +
+ * monotonic time since anchor_mono_ns), and never below an earlier E.  The
+ * anchor is set with shared memory and moved to (E, monotonic now)
+ * whenever E is computed with the wall clock ahead of the anchor's
+ * reckoning (or the monotonic clock reading below the anchor, which counts
+ * as no time passed).  CLOCK_MONOTONIC is one clock for the whole system,
+ * slewed by NTP like the wall clock but never stepped, so E runs at the
+ * wall clock's rate, follows its steps forward and ignores its steps back.
+ * est_ms holds the latest E, or a later wall reading taken since, so it is
+ * never above E now: a block that ends within max(est_ms, F) + B is within
+ * the bound (one that stays in the wall clock's current millisecond needs
+ * no check at all), and only a block that would pass it reads the
+ * monotonic clock (estimate_clock_ms(), which also refreshes est_ms).
+ *
+ * F is the timestamp of the floor that persistence raised, rather than
+ * issuing: the mark read when shared memory is set up, and marks replayed
+ * from WAL (raise_floor()).  After a restart with the clock behind the
+ * mark, IDs continue above the mark as before, and may run B past it until
+ * E catches up.
+ *
+ * Why E: a borrowing bound relative to the last ID would let every batch
+ * push IDs a further B ahead; one relative to the wall clock would, after
+ * a step back of 5 s, leave nothing to borrow until the wall clock caught
+ * up with the last ID, so busy callers would wait and be refused for 5 s.
+ * Relative to E, no call and no role, whatever it asks for, takes IDs more
+ * than B ahead of the latest time the clock has shown (plus the time
+ * since); a step back of the clock leaves that allowance as it was, and
+ * max_drift - B stays free for the clock's own steps.
+ *
+ * A step whose first ID would pass either bound issues nothing: the caller
+ * waits for the clock, without the lock, if it will catch up within
+ * snowflake.max_wait (the waits of one batch counted together), and
+ * otherwise gets an error; a block whose later IDs would pass a bound stops
+ * short of it, and the caller asks again for the rest.  E runs at the rate
+ * of real time even while the wall clock is behind, so waiting for the
+ * borrowing bound takes as long as the excess.  Under the default settings
+ * a single call therefore never refuses for borrowing (unless the clock is
+ * behind a restored mark, where the bound stands still until E reaches F):
+ * past the bound it waits about a millisecond, which paces generation to
+ * the layout's capacity.  A batch that needs more ID time than B +
+ * max_wait is refused before it reserves anything (sf_check_batch()).  No
+ * ID ever carries a timestamp past the layout's lifetime.
  *
  * Where a millisecond's sequence starts
  * -------------------------------------
@@ -139,6 +189,8 @@
  */
 #include "postgres.h"
 
+#include <time.h>
+
 #include "access/xlog.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -157,6 +209,7 @@
 
 /* The clock settings; see sf_generator_init() */
 static int	max_drift_setting = 60000;
+static int	max_borrow_setting = 1000;
 static int	max_wait_setting = 1000;
 
 /* snowflake.sequence_start: see "Where a millisecond's sequence starts" */
@@ -237,6 +290,10 @@ typedef struct SnowflakeState
 	bool		ahead_wanted;	/* a caller asked it for the next mark */
 	uint64		issue_count;	/* calls that issued IDs; never reset */
 	bool		ahead_sleeping; /* the writer sleeps until a caller wakes it */
+	int64		floor_id;		/* the highest ID raised by persistence, or -1 */
+	int64		est_ms;			/* E as last known (ms), never above E now */
+	TimestampTz anchor_ts;		/* E at anchor_mono_ns */
+	int64		anchor_mono_ns; /* the monotonic clock at anchor_ts */
 	SnowflakeStats stats;		/* counters, reset by snowflake_stats_reset */
 } SnowflakeState;
 
@@ -246,6 +303,7 @@ typedef enum SnowflakeStep
 	STEP_ISSUED,				/* a block of IDs was reserved */
 	STEP_NEED_MARK,				/* *id would pass the durable mark */
 	STEP_TOO_FAR_AHEAD,			/* the ID would pass max_drift */
+	STEP_BORROW_LIMIT,			/* the ID would pass the borrowing bound */
 	STEP_BEFORE_EPOCH,			/* the clock reads before the epoch */
 	STEP_LIFETIME_ENDED,		/* the timestamp field is used up */
 	STEP_MARK_UNREADABLE		/* the persisted mark is unknown */
@@ -267,6 +325,82 @@ shmem_request(void)
 
 	RequestAddinShmemSpace(shmem_size());
 	RequestNamedLWLockTranche("snowflake", 1);
+}
+
+/*
+ * With the lock held (or while shared memory is being set up): raise the
+ * floor to an ID that persistence, not issuing, says may have been issued.
+ * The next ID lies above it, and calls may borrow ahead of its timestamp as
+ * of the clock's (see the clock rules above).
+ */
+static void
+raise_floor(int64 id)
+{
+	if (id > state->last_id)
+		state->last_id = id;
+	if (id > state->floor_id)
+		state->floor_id = id;
+}
+
+/*
+ * The monotonic clock, in ns: one for the whole system, so comparable
+ * between processes; slewed by NTP like the wall clock, but never stepped.
+ * Should the read fail (POSIX requires this clock), it says that no time
+ * passed since the anchor: E then rests on the wall clock and est_ms, which
+ * only ever makes calls wait longer.
+ */
+static int64
+monotonic_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		return state->anchor_mono_ns;
+	return (int64) ts.tv_sec * INT64CONST(1000000000) + ts.tv_nsec;
+}
+
+/*
+ * With the lock held: E, the clock that does not step back, in ms since the
+ * epoch (see the clock rules above), given "now", the wall clock the step
+ * read.  It reads the monotonic clock, and leaves the anchor and est_ms up
+ * to date.
+ */
+static int64
+estimate_clock_ms(const SnowflakeLayout *layout, int64 now)
+{
+	TimestampTz wall = layout->epoch + now * 1000;
+	int64		mono = monotonic_ns();
+	int64		elapsed_ns = mono - state->anchor_mono_ns;
+	TimestampTz est = state->anchor_ts + Max(elapsed_ns, 0) / 1000;
+	bool		exact;
+	int64		ms;
+
+	/*
+	 * Re-anchor where the wall clock is ahead of the anchor's reckoning (it
+	 * stepped forward, or it is simply as far on), or where the monotonic
+	 * clock reads below the anchor; while the wall clock is behind, the
+	 * anchor stays, so E loses nothing to rounding however often it is read.
+	 */
+	if (wall >= est || elapsed_ns < 0)
+	{
+		est = Max(est, wall);
+		state->anchor_ts = est;
+		state->anchor_mono_ns = mono;
+	}
+	ms = sf_ms_since_epoch(layout, est, &exact);
+
+	/*
+	 * est_ms may be later still (a wall reading after a step forward that
+	 * came after the anchor, then a step back): E never goes back.
+	 */
+	if (ms < state->est_ms)
+	{
+		ms = state->est_ms;
+		state->anchor_ts = layout->epoch + ms * 1000;
+		state->anchor_mono_ns = mono;
+	}
+	state->est_ms = ms;
+	return ms;
 }
 
 /*
@@ -292,9 +426,14 @@ shmem_startup(void)
 		state->lock = &locks[0].lock;
 		ConditionVariableInit(&state->mark_cv);
 		state->mark_unreadable = !sf_read_mark_file(&mark);
-		state->last_id = mark;
+		state->last_id = -1;
+		state->floor_id = -1;
+		raise_floor(mark);
 		state->mark_id = mark;
 		state->last_clock = PG_INT64_MIN;
+		state->est_ms = PG_INT64_MIN;
+		state->anchor_ts = GetCurrentTimestamp();
+		state->anchor_mono_ns = monotonic_ns();
 		state->stats.stats_reset = GetCurrentTimestamp();
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -317,9 +456,19 @@ sf_generator_init(void)
 							GUC_UNIT_MS,
 							NULL, NULL, NULL);
 
+	DefineCustomIntVariable("snowflake.max_borrow",
+							"How far ahead of the clock IDs may run because calls used up milliseconds.",
+							"Bursts and batches borrow milliseconds ahead of the clock up to this bound (at most snowflake.max_drift), counted from a clock that ignores steps back; beyond it a call waits for the clock, within snowflake.max_wait.",
+							&max_borrow_setting,
+							1000,
+							0, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+
 	DefineCustomIntVariable("snowflake.max_wait",
 							"How long a call may wait for the clock to catch up before it fails.",
-							"A call waits only when the next ID would run more than snowflake.max_drift ahead of the clock.",
+							"A call waits only when the next ID would run more than snowflake.max_drift ahead of the clock, or past snowflake.max_borrow.",
 							&max_wait_setting,
 							1000,
 							0, INT_MAX,
@@ -376,13 +525,43 @@ sf_raise_mark(int64 mark_id)
 	bool		raised;
 
 	LWLockAcquire(state->lock, LW_EXCLUSIVE);
-	if (mark_id > state->last_id)
-		state->last_id = mark_id;
+	raise_floor(mark_id);
 	raised = mark_id > state->mark_id;
 	if (raised)
 		state->mark_id = mark_id;
 	LWLockRelease(state->lock);
 	return raised;
+}
+
+/*
+ * With the lock held, for a block that borrows (it starts at ts, sequence
+ * seq, ahead of the clock "now", or runs past now's millisecond): the last
+ * timestamp it may reach, max(E, F) + borrow; or, if its first ID passes
+ * that already, minus how many ms E must advance first.  The bound is
+ * checked first with est_ms, which is never above E, so a block that ends
+ * within it is within the bound; only a block that would end past it reads
+ * E afresh.  Kept out of line (and free of pointers to the caller's
+ * variables): most steps do not borrow.
+ */
+static pg_noinline int64
+borrowing_limit(const SnowflakeLayout *layout, int64 now, int64 ts,
+				int64 seq, int64 n, int64 borrow)
+{
+	int			shift = layout->worker_bits + layout->sequence_bits;
+	int64		floor_ts = state->floor_id >> shift;
+	int64		borrow_ts = Max(state->est_ms, floor_ts) + borrow;
+	int64		est;
+
+	if (ts + ((seq + Max(n, 1) - 1) >> layout->sequence_bits) <= borrow_ts)
+		return borrow_ts;
+
+	est = estimate_clock_ms(layout, now);
+	borrow_ts = Max(est, floor_ts) + borrow;
+	if (ts <= borrow_ts)
+		return borrow_ts;
+
+	/* E must reach ts - borrow, which lies above F */
+	return -(ts - borrow - est);
 }
 
 /*
@@ -392,19 +571,21 @@ sf_raise_mark(int64 mark_id)
  * IDs are handed out in "positions" (timestamp << sequence_bits | sequence),
  * so a block of IDs is a range of positions and reserving one costs the same
  * arithmetic whatever its size.  A block stops early where it would pass
- * max_drift or the layout's lifetime.
+ * max_drift, the borrowing bound or the layout's lifetime.
  *
  * On STEP_ISSUED, *block holds the reserved range (at least one ID, none
  * when n is 0: that call only runs the checks of the others).  On
  * STEP_NEED_MARK, *id is the block's last ID, which passes the durable mark.
- * On STEP_TOO_FAR_AHEAD, *excess is how many ms the clock must advance
- * before a retry can succeed.  *stepped_back is how far the clock went back
- * since the previous call (0 if it did not), for the caller to log once.
+ * On STEP_TOO_FAR_AHEAD and STEP_BORROW_LIMIT, *excess is how many ms the
+ * clock must advance before a retry can succeed.  *stepped_back is how far
+ * the clock went back since the previous call (0 if it did not), for the
+ * caller to log once.
  */
 static SnowflakeStep
 generator_step(const SnowflakeLayout *layout, int64 worker, int64 now,
-			   int64 max_drift, int64 n, SnowflakeBlock *block, int64 *id,
-			   int64 *excess, int64 *stepped_back)
+			   int64 max_drift, int64 max_borrow, int64 n,
+			   SnowflakeBlock *block, int64 *id, int64 *excess,
+			   int64 *stepped_back)
 {
 	int			seq_bits = layout->sequence_bits;
 	int			shift = layout->worker_bits + seq_bits;
@@ -432,6 +613,8 @@ generator_step(const SnowflakeLayout *layout, int64 worker, int64 now,
 		return STEP_MARK_UNREADABLE;
 	if (now < 0)
 		return STEP_BEFORE_EPOCH;
+	if (now > state->est_ms)
+		state->est_ms = now;
 
 	/* where the block starts: the first position above last_id */
 	if (now > last_ts)
@@ -463,17 +646,35 @@ generator_step(const SnowflakeLayout *layout, int64 worker, int64 now,
 	if (ts > layout->max_timestamp)
 		return STEP_LIFETIME_ENDED;
 
+	limit_ts = Min(now + max_drift, layout->max_timestamp);
+	first = (ts << seq_bits) | seq;
+
+	/* a block that starts ahead of the clock or runs past its millisecond */
+	if (ts > now || seq + n > layout->max_sequence + 1)
+	{
+		int64		borrow_ts = borrowing_limit(layout, now, ts, seq, n,
+												Min(max_borrow, max_drift));
+
+		if (borrow_ts < 0)
+		{
+			*excess = -borrow_ts;
+			return STEP_BORROW_LIMIT;
+		}
+		limit_ts = Min(limit_ts, borrow_ts);
+	}
+
 	/* a call for no IDs has passed every check: it reserves nothing */
 	if (n == 0)
 	{
-		block->first = (ts << seq_bits) | seq;
+		block->first = first;
 		block->count = 0;
 		return STEP_ISSUED;
 	}
 
-	/* where it ends: n positions on, unless the drift or lifetime ends first */
-	limit_ts = Min(now + max_drift, layout->max_timestamp);
-	first = (ts << seq_bits) | seq;
+	/*
+	 * where it ends: n positions on, unless the drift, the borrowing bound or
+	 * the lifetime ends first
+	 */
 	last = first + Min(n, ((limit_ts << seq_bits) | layout->max_sequence) - first + 1) - 1;
 
 	*id = sf_compose(layout, last >> seq_bits, worker,
@@ -492,12 +693,32 @@ generator_step(const SnowflakeLayout *layout, int64 worker, int64 now,
 	return STEP_ISSUED;
 }
 
-/* Count a refusal, then raise the error that explains it. */
+/* Count a call that refuses. */
 static void
-refuse(SnowflakeStep step, const SnowflakeLayout *layout, int64 drift)
+count_refusal(void)
 {
 	LWLockAcquire(state->lock, LW_EXCLUSIVE);
 	state->stats.refusals++;
+	LWLockRelease(state->lock);
+}
+
+/*
+ * Count a refusal, then raise the error that explains it.  "ms" is how far
+ * the next ID would be ahead of the clock for STEP_TOO_FAR_AHEAD, and how
+ * much longer it would have to wait for the clock for STEP_BORROW_LIMIT.
+ */
+static void
+refuse(SnowflakeStep step, const SnowflakeLayout *layout, int64 ms)
+{
+	int			shift = layout->worker_bits + layout->sequence_bits;
+	int64		borrow = Min(max_borrow_setting, max_drift_setting);
+	int64		floor_lead;
+
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	state->stats.refusals++;
+	/* est_ms is set by then: the step that refused read the clock */
+	floor_lead = step == STEP_BORROW_LIMIT ?
+		(state->floor_id >> shift) - state->est_ms : 0;
 	LWLockRelease(state->lock);
 
 	switch (step)
@@ -507,10 +728,28 @@ refuse(SnowflakeStep step, const SnowflakeLayout *layout, int64 drift)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("system clock is too far behind the last snowflake ID"),
 					 errdetail("The next ID would be " INT64_FORMAT " ms ahead of the clock, more than snowflake.max_drift (%d ms) allows, and the clock would not catch up within snowflake.max_wait (%d ms).",
-							   drift, max_drift_setting, max_wait_setting),
-					 drift > LAYOUT_CHANGE_SUSPECT_MS ?
+							   ms, max_drift_setting, max_wait_setting),
+					 ms > LAYOUT_CHANGE_SUSPECT_MS ?
 					 errhint("A gap this large usually means snowflake.epoch, snowflake.worker_bits, snowflake.sequence_bits or snowflake.id_bits was changed after IDs were issued: new IDs must stay above the old ones, which under the new settings lie far in the future. Restore the previous settings and restart the server.") :
 					 errhint("Check the system clock and its time synchronization; to keep issuing IDs while it catches up, raise snowflake.max_drift and reload.")));
+			break;
+		case STEP_BORROW_LIMIT:
+
+			/*
+			 * 53400: a limit that settings set, as when background worker
+			 * slots run out; a later call, or other settings, succeed.
+			 */
+			ereport(ERROR,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("snowflake IDs are being drawn faster than the layout's capacity"),
+					 floor_lead > 0 ?
+					 errdetail("The clock is " INT64_FORMAT " ms behind the persisted mark that IDs resumed from; they may run " INT64_FORMAT " ms past it (snowflake.max_borrow, at most snowflake.max_drift) until the clock catches up, at " INT64_FORMAT " IDs per millisecond (snowflake.sequence_bits = %d), and the next ID would have to wait another " INT64_FORMAT " ms for the clock, which snowflake.max_wait (%d ms) does not allow.",
+							   floor_lead, borrow, layout->max_sequence + 1,
+							   layout->sequence_bits, ms, max_wait_setting) :
+					 errdetail("The layout holds " INT64_FORMAT " IDs per millisecond (snowflake.sequence_bits = %d); IDs drawn faster than that may run " INT64_FORMAT " ms ahead of the clock (snowflake.max_borrow, at most snowflake.max_drift), and the next ID would have to wait another " INT64_FORMAT " ms for the clock, which snowflake.max_wait (%d ms) does not allow.",
+							   layout->max_sequence + 1, layout->sequence_bits,
+							   borrow, ms, max_wait_setting),
+					 errhint("Draw IDs more slowly or in smaller batches; or raise snowflake.max_wait, so that calls wait for the clock, or snowflake.max_borrow, for longer bursts; a layout with more snowflake.sequence_bits holds more IDs per millisecond.")));
 			break;
 		case STEP_BEFORE_EPOCH:
 			ereport(ERROR,
@@ -785,18 +1024,27 @@ wait_for_clock(int64 ms)
 /*
  * Reserve up to n IDs under one acquisition of the lock, waiting for the
  * clock if the clock rules say so; returns how many *block holds (fewer
- * than n only where max_drift or the lifetime cut the block short, in which
- * case the caller asks again for the rest).  Raises an error if the settings
- * are unusable, the server is a standby or the transaction read-only, or
- * the clock is too far behind even after waiting snowflake.max_wait.  For
- * n = 0 it reserves nothing, after the same checks (and waits) as for n = 1.
+ * than n only where max_drift, the borrowing bound or the lifetime cut the
+ * block short, in which case the caller asks again for the rest).  Raises
+ * an error if the settings are unusable, the server is a standby or the
+ * transaction read-only, or the clock would not catch up within
+ * snowflake.max_wait.  If wait_started is not NULL, *wait_started is the
+ * clock (in ms since the epoch, as the steps read it) when the caller first
+ * had to wait for it, -1 until then: a batch passes the same one to every
+ * call, so that all its waits together count against max_wait; with NULL,
+ * the waits of this call count.  The time waited is measured with the
+ * steps' own clock readings, as the excess is, so a batch that the clock
+ * rules let finish within max_wait is not refused for time spent between
+ * a step and the reading of the clock.  For n = 0 it reserves nothing,
+ * after the same checks (and waits) as for n = 1.
  */
 int64
-sf_reserve(int64 n, SnowflakeBlock *block)
+sf_reserve(int64 n, SnowflakeBlock *block, int64 *wait_started)
 {
 	const SnowflakeLayout *layout = sf_layout();
 	int64		worker = sf_checked_worker_id(layout);
-	TimestampTz wait_started = 0;
+	TimestampTz first_wait = 0;
+	int64		first_wait_ms = -1;
 	bool		slept = false;
 
 	Assert(state != NULL);
@@ -823,8 +1071,9 @@ sf_reserve(int64 n, SnowflakeBlock *block)
 
 		LWLockAcquire(state->lock, LW_EXCLUSIVE);
 		now = sf_clock_ms(layout);
-		step = generator_step(layout, worker, now, max_drift_setting, n,
-							  block, &id, &excess, &stepped_back);
+		step = generator_step(layout, worker, now, max_drift_setting,
+							  max_borrow_setting, n, block, &id, &excess,
+							  &stepped_back);
 
 		/*
 		 * Wake the mark writer if it sleeps, or if the mark's lead is under
@@ -861,7 +1110,7 @@ sf_reserve(int64 n, SnowflakeBlock *block)
 		{
 			case STEP_ISSUED:
 				if (slept)
-					count_wait(wait_started);
+					count_wait(first_wait);
 				return block->count;
 
 			case STEP_NEED_MARK:
@@ -869,15 +1118,23 @@ sf_reserve(int64 n, SnowflakeBlock *block)
 				break;
 
 			case STEP_TOO_FAR_AHEAD:
-				if (wait_started == 0)
-					wait_started = GetCurrentTimestamp();
-				waited = (GetCurrentTimestamp() - wait_started) / 1000;
+			case STEP_BORROW_LIMIT:
+				if (first_wait == 0)
+					first_wait = GetCurrentTimestamp();
+				if (first_wait_ms < 0)
+					first_wait_ms = now;
+				if (wait_started != NULL && *wait_started < 0)
+					*wait_started = now;
+				waited = now - (wait_started != NULL ?
+								*wait_started : first_wait_ms);
 				if (waited + excess > max_wait_setting)
 				{
 					/* a call that waited and still fails counts as a wait too */
 					if (slept)
-						count_wait(wait_started);
-					refuse(step, layout, excess + max_drift_setting);
+						count_wait(first_wait);
+					refuse(step, layout,
+						   step == STEP_TOO_FAR_AHEAD ?
+						   excess + max_drift_setting : excess);
 				}
 				wait_for_clock(excess);
 				slept = true;
@@ -887,6 +1144,52 @@ sf_reserve(int64 n, SnowflakeBlock *block)
 				refuse(step, layout, 0);
 		}
 	}
+}
+
+/*
+ * Refuse a batch of n IDs, before anything is reserved, if it needs more ID
+ * time than a call may borrow ahead of the clock and wait for: n IDs take
+ * n / 2^sequence_bits ms, rounded up, and a batch may borrow
+ * min(max_borrow, max_drift) and wait max_wait for the rest (so a batch
+ * that fits is refused later only if other calls borrowed the time
+ * meanwhile).  A batch within one millisecond's capacity always passes
+ * this check, even with nothing to borrow or wait for: it needs neither
+ * while the current millisecond has room.
+ *
+ * This is what a bulk loader wants.  Rows loaded with single calls are
+ * never refused for borrowing under the default settings: past the bound
+ * each call waits about a millisecond, which paces the load to the layout's
+ * capacity.  A batch too big to finish within max_wait fails at once and
+ * says how many IDs one call may ask for, so the loader splits it, rather
+ * than holding the generator's capacity (every other caller waiting behind
+ * it) for as long as it takes, or failing after it has waited max_wait.
+ */
+void
+sf_check_batch(int64 n)
+{
+	const SnowflakeLayout *layout = sf_layout();
+	int64		borrow = Min(max_borrow_setting, max_drift_setting);
+	int64		fits_ms = Max(borrow + max_wait_setting, 1);
+	int64		need_ms = (n + layout->max_sequence) >> layout->sequence_bits;
+	int64		largest;
+
+	Assert(n >= 0);
+	if (need_ms <= fits_ms)
+		return;
+
+	largest = Min(fits_ms << layout->sequence_bits, PG_INT32_MAX);
+	count_refusal();
+
+	/* 53400: see STEP_BORROW_LIMIT in refuse() */
+	ereport(ERROR,
+			(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+			 errmsg("snowflake_nextval(" INT64_FORMAT ") asks for more IDs than one call may take", n),
+			 errdetail(INT64_FORMAT " IDs take " INT64_FORMAT " ms of ID time at " INT64_FORMAT " IDs per millisecond (snowflake.sequence_bits = %d); a call may run " INT64_FORMAT " ms ahead of the clock (snowflake.max_borrow, at most snowflake.max_drift) and wait %d ms for it (snowflake.max_wait), so at most " INT64_FORMAT " IDs fit in one call.",
+					   n, need_ms, layout->max_sequence + 1,
+					   layout->sequence_bits, borrow, max_wait_setting,
+					   largest),
+			 errhint("Ask for at most " INT64_FORMAT " IDs at a time, or raise snowflake.max_wait to let a call wait longer for the clock.",
+					 largest)));
 }
 
 /* The i-th ID (from 0) of a reserved block. */
@@ -907,7 +1210,7 @@ sf_next_id(void)
 {
 	SnowflakeBlock block;
 
-	(void) sf_reserve(1, &block);
+	(void) sf_reserve(1, &block, NULL);
 	return sf_block_id(sf_layout(), &block, 0);
 }
 

@@ -41,7 +41,9 @@ typedef struct SnowflakeBlock
 } SnowflakeBlock;
 
 /* Issuing IDs */
-extern int64 sf_reserve(int64 n, SnowflakeBlock *block);
+extern int64 sf_reserve(int64 n, SnowflakeBlock *block,
+						int64 *wait_started);
+extern void sf_check_batch(int64 n);
 extern int64 sf_block_id(const SnowflakeLayout *layout,
 						 const SnowflakeBlock *block, int64 i);
 extern int64 sf_next_id(void);

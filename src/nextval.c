@@ -48,13 +48,18 @@ typedef struct BatchState
 	List	   *blocks;			/* SnowflakeBlock *, in order */
 	ListCell   *current;		/* the block being returned */
 	int64		next;			/* index of the next ID in it */
+	int64		wait_started;	/* the clock when reserving first waited, or
+								 * -1 (see sf_reserve) */
 } BatchState;
 
 /*
  * snowflake_nextval(n): n IDs, reserved on the first call under one
- * acquisition of the generator's lock (more only where snowflake.max_drift
- * cuts the run short), then returned one row at a time.  n = 0 returns no
- * rows, but refuses wherever a call for IDs would.
+ * acquisition of the generator's lock (more only where the borrowing bound
+ * or snowflake.max_drift cuts the run short: then it waits for the clock
+ * between the pieces, all its waits together within snowflake.max_wait),
+ * then returned one row at a time.  A batch that could not finish within
+ * max_wait is refused before anything is reserved (sf_check_batch).  n = 0
+ * returns no rows, but refuses wherever a call for IDs would.
  */
 Datum
 snowflake_nextval_batch(PG_FUNCTION_ARGS)
@@ -75,15 +80,17 @@ snowflake_nextval_batch(PG_FUNCTION_ARGS)
 					 errmsg("number of snowflake IDs must not be negative"),
 					 errdetail("Got %d.", n),
 					 errhint("Pass how many IDs you need, or 0 for none.")));
+		sf_check_batch(n);
 
 		funcctx = SRF_FIRSTCALL_INIT();
 		oldcontext = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
 		batch = palloc0(sizeof(BatchState));
+		batch->wait_started = -1;
 		/* n = 0 too takes a step: the same checks, and no IDs */
 		do
 		{
 			block = palloc(sizeof(SnowflakeBlock));
-			n -= sf_reserve(n, block);
+			n -= sf_reserve(n, block, &batch->wait_started);
 			if (block->count > 0)
 				batch->blocks = lappend(batch->blocks, block);
 		} while (n > 0);
