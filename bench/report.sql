@@ -68,7 +68,7 @@ $$;
 
 \echo '## 1. Bulk generation: `SELECT count(f()) FROM generate_series(1, N)`'
 \echo
-\echo 'Time for N IDs in one statement; "vs nextval()" is how many times faster than `nextval()` without a cache (above 1: faster). The ceiling is 2^sequence_bits IDs per millisecond; a burst can pass it by borrowing milliseconds ahead of the clock (within `snowflake.max_drift`).'
+\echo 'Time for N IDs in one statement; "vs nextval()" is how many times faster than `nextval()` without a cache (above 1: faster). The ceiling is 2^sequence_bits IDs per millisecond; a burst can pass it by borrowing milliseconds ahead of the clock (within `snowflake.max_borrow`).'
 \echo
 SELECT pg_temp.md('function', 'ms', 'ns per ID', 'IDs per second', 'vs nextval()', 'share of the ceiling');
 SELECT pg_temp.md('---', '---:', '---:', '---:', '---:', '---:');
@@ -133,7 +133,7 @@ SELECT pg_temp.md('`' || name || '`',
 \echo
 \echo '## 4. Bursts above the ceiling'
 \echo
-\echo 'One statement asks for the burst; "drift" is how far the IDs ran ahead of the clock (`largest_drift_ms` in `snowflake_stats`); borrows are milliseconds taken ahead; a wait is a call that slept for the clock.'
+\echo 'One statement asks for the burst, with `snowflake.max_wait = 10s` (past `snowflake.max_borrow` a burst waits for the clock); "drift" is how far the IDs ran ahead of the clock (`largest_drift_ms` in `snowflake_stats`); borrows are milliseconds taken ahead; a wait is a call that slept for the clock.'
 \echo
 SELECT pg_temp.md('burst', 'IDs', 'ms', 'IDs per second', 'share of the ceiling', 'largest drift, ms', 'borrows', 'waits', 'wait time, ms', 'marks written');
 SELECT pg_temp.md('---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:');

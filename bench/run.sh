@@ -278,27 +278,33 @@ for t in "${tables[@]}"; do insert_sql+=("INSERT INTO $t (v) VALUES (1);"); done
 pgbench_section insert table_names insert_sql CHECKPOINT
 sizes insert_size
 
-say "4. Bursts of $BURST IDs above the ceiling, $REPS times"
+# Beyond snowflake.max_borrow a burst waits for the clock: max_wait = 10 s
+# lets the batch form wait too (by default it takes at most max_borrow +
+# max_wait of ID time, less than a burst of 10M IDs needs).
+say "4. Bursts of $BURST IDs above the ceiling, snowflake.max_wait = 10 s, $REPS times"
 burst_names=("snowflake_nextval()" "snowflake_nextval(n)"
 	"snowflake_nextval(), max_drift = 100 ms" "snowflake_nextval(n), max_drift = 100 ms")
 burst_sql=("SELECT snowflake_nextval() FROM generate_series(1, $BURST)"
 	"SELECT snowflake_nextval($BURST)")
-set_max_drift() {	# set_max_drift VALUE|DEFAULT: reload it and wait until it is in force
-	if [ "$1" = DEFAULT ]; then
-		psql_bench -c "ALTER SYSTEM RESET snowflake.max_drift" >/dev/null
+# set_setting NAME VALUE|DEFAULT [SHOWN]: reload it and wait until SHOW
+# prints SHOWN (by default VALUE)
+set_setting() {
+	if [ "$2" = DEFAULT ]; then
+		psql_bench -c "ALTER SYSTEM RESET $1" >/dev/null
 	else
-		psql_bench -c "ALTER SYSTEM SET snowflake.max_drift = '$1'" >/dev/null
+		psql_bench -c "ALTER SYSTEM SET $1 = '$2'" >/dev/null
 	fi
 	psql_bench -c "SELECT pg_reload_conf()" >/dev/null
 	for _ in $(seq 50); do
-		[ "$(psql_bench -c 'SHOW snowflake.max_drift')" = "${2:-$1}" ] && return 0
+		[ "$(psql_bench -c "SHOW $1")" = "${3:-$2}" ] && return 0
 		sleep 0.1
 	done
-	die "snowflake.max_drift did not become $1"
+	die "$1 did not become $2"
 }
+set_setting snowflake.max_wait 10s
 for rep in $(seq "$REPS"); do
 	for i in "${!burst_names[@]}"; do
-		if [ "$i" -eq 2 ]; then set_max_drift 100ms; fi
+		if [ "$i" -eq 2 ]; then set_setting snowflake.max_drift 100ms; fi
 		psql_bench -c "SELECT settle()" -c "SELECT snowflake_stats_reset()" >/dev/null
 		IFS='|' read -r ms ids drift < <(psql_bench -c "SELECT * FROM burst(\$q\$${burst_sql[$((i % 2))]}\$q\$)")
 		[ "$ids" -eq "$BURST" ] || die "a burst returned $ids IDs, not $BURST"
@@ -310,9 +316,10 @@ for rep in $(seq "$REPS"); do
 			                       ('waits', waits), ('wait_time_ms', wait_time_ms),
 			                       ('marks_written', marks_written), ('refusals', refusals)) AS x(m, v)"
 		printf '    rep %s  %-42s %8.0f ms, drift at the end %5.0f ms\n' "$rep" "${burst_names[$i]}" "$ms" "$drift"
-		if [ "$i" -eq 3 ]; then set_max_drift DEFAULT 1min; fi
+		if [ "$i" -eq 3 ]; then set_setting snowflake.max_drift DEFAULT 1min; fi
 	done
 done
+set_setting snowflake.max_wait DEFAULT 1s
 
 say "5. Instructions per call (callgrind, $CG_N calls, single-user backend)"
 CG=$WORK/cg
