@@ -3,18 +3,7 @@
 # PostgreSQL's default durability (fsync = on, synchronous_commit = on):
 # a table keyed by snowflake_nextval() beside one keyed by bigserial and one
 # keyed by gen_random_uuid(), interleaved in one run.
-#
-# usage: bash bench/latency.sh [--quick] [--idle SECONDS] [--pg MAJOR]
-#
-#   --quick         a short smoke run (a few seconds per rate, 3 s idle)
-#   --idle SECONDS  how long the server sits idle before each "first call
-#                   after idle" (default 60)
-#   --pg MAJOR      benchmark that PostgreSQL major (default: the host's);
-#                   a major the host does not package runs in the same
-#                   Debian root as scripts/test.sh, like bench/run.sh
-#
-# PG_CONFIG=/path/to/pg_config (without --pg) builds, installs and runs
-# against that PostgreSQL instead of the host's packaged one.
+# The options are in usage() below.
 #
 # Measures, in one throwaway cluster (unix socket only, PostgreSQL's default
 # settings apart from loading snowflake):
@@ -40,18 +29,33 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 
-usage="usage: bench/latency.sh [--quick] [--idle SECONDS] [--pg MAJOR]"
+usage() {
+	cat >&2 <<'EOF'
+usage: bash bench/latency.sh [--quick] [--idle SECONDS] [--pg MAJOR]
+
+  --quick         a short smoke run (a few seconds per rate, 3 s idle)
+  --idle SECONDS  how long the server sits idle before each "first call after
+                  idle" (default 60)
+  --pg MAJOR      benchmark that PostgreSQL major (default: the host's); a
+                  major the host does not package runs in the same Debian root
+                  as scripts/test.sh, like bench/run.sh
+
+PG_CONFIG=/path/to/pg_config (without --pg) builds, installs and runs against
+that PostgreSQL instead of the host's packaged one.
+EOF
+	exit 2
+}
 major=
 here=
 quick=
 idle=
 while [ $# -gt 0 ]; do
 	case $1 in
-		--pg) [ $# -ge 2 ] || die "$usage"; major=$2; shift 2 ;;
-		--idle) [ $# -ge 2 ] || die "$usage"; idle=$2; shift 2 ;;
+		--pg) [ $# -ge 2 ] || usage; major=$2; shift 2 ;;
+		--idle) [ $# -ge 2 ] || usage; idle=$2; shift 2 ;;
 		--quick) quick=1; shift ;;
 		--here) here=1; shift ;;
-		*) die "$usage" ;;
+		*) usage ;;
 	esac
 done
 [ -z "$idle" ] || [[ $idle =~ ^[0-9]+$ ]] || die "--idle takes whole seconds, not '$idle'"
@@ -117,9 +121,6 @@ snowflake.worker_id = 1
 EOF
 cluster_start "$WORK"
 
-psql_bench() {
-	as_pg "$PG_BINDIR/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$WORK" -p "$PORT" -d bench "$@"
-}
 as_pg "$PG_BINDIR/createdb" -h "$WORK" -p "$PORT" bench
 psql_bench <<'EOF'
 CREATE EXTENSION snowflake;

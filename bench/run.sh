@@ -1,22 +1,7 @@
 #!/usr/bin/env bash
 # bench/run.sh - snowflake_nextval() side by side with what users would use
 # instead (sequences, gen_random_uuid()), in one throwaway cluster, in one run.
-#
-# usage: bash bench/run.sh [--pg MAJOR]
-#        bash bench/run.sh --publish [--pg MAJOR]
-#
-#   --pg MAJOR   benchmark that PostgreSQL major (default: the host's, 15 on
-#                Debian 12); a major the host does not package runs in the
-#                same Debian root as scripts/test.sh (scripts/roots.sh):
-#                the cluster runs inside the root, the report lands in
-#                BENCH_OUT on the host
-#   --publish    measure nothing: copy the last run of that major in
-#                BENCH_OUT (report.md, raw.csv, chart.png) to bench/results/
-#                (the host's major) or bench/results/pgMAJOR/, where the
-#                README links, keeping the hand-written "## About this run"
-#                section of the report it replaces.  A run writes only to
-#                BENCH_OUT (bench/out/ by default, ignored by git); this is
-#                the one step that changes bench/results/.
+# The options are in usage() below.
 #
 # Installs what is missing (Debian packages, through sudo when not root),
 # builds and installs the extension, starts its own cluster (as the postgres
@@ -50,7 +35,25 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 
-usage() { sed -n '5,6p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() {
+	cat >&2 <<'EOF'
+usage: bash bench/run.sh [--pg MAJOR]
+       bash bench/run.sh --publish [--pg MAJOR]
+
+  --pg MAJOR   benchmark that PostgreSQL major (default: the host's); a major
+               the host does not package runs in the same Debian root as
+               scripts/test.sh (scripts/roots.sh): the cluster runs inside the
+               root, the report lands in BENCH_OUT on the host
+  --publish    measure nothing: copy the last run of that major in BENCH_OUT
+               (report.md, raw.csv, chart.png) to bench/results/ (the host's
+               major) or bench/results/pgMAJOR/, where the README links,
+               keeping the hand-written "## About this run" section of the
+               report it replaces.  A run writes only to BENCH_OUT (bench/out/
+               by default, ignored by git); this is the one step that changes
+               bench/results/.
+EOF
+	exit 2
+}
 
 major=
 here=
@@ -144,9 +147,6 @@ max_connections = 40
 EOF
 cluster_start "$WORK"
 
-psql_bench() {
-	as_pg "$PG_BINDIR/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$WORK" -p "$PORT" -d bench "$@"
-}
 as_pg "$PG_BINDIR/createdb" -h "$WORK" -p "$PORT" bench
 # (through stdin: as root, the postgres user may not be able to read $REPO)
 psql_bench -f - <"$REPO/bench/setup.sql"

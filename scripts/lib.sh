@@ -1,5 +1,6 @@
-# scripts/lib.sh - helpers shared by demo.sh, test.sh, build-deb.sh,
-# pgindent.sh and bench/run.sh (source it, do not run it).
+# scripts/lib.sh - helpers shared by demo.sh, test.sh, test-major.sh,
+# build-deb.sh, pgindent.sh and the benchmarks in bench/ (source it, do not
+# run it).
 # The lists below are used by the scripts that source this file.
 # shellcheck shell=bash disable=SC2034
 
@@ -196,6 +197,14 @@ cluster_start() {
 
 cluster_stop() {
 	as_pg "$PG_BINDIR/pg_ctl" -D "$1/data" -m fast -s stop 2>/dev/null || true
+}
+
+# psql_bench ARG...: psql on database bench of the throwaway cluster in
+# $WORK on port $PORT, unaligned and quiet, stopping at the first error (the
+# benchmarks' client: bench/run.sh, bench/latency.sh).
+# shellcheck disable=SC2153 # PORT is the calling script's
+psql_bench() {
+	as_pg "$PG_BINDIR/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$WORK" -p "$PORT" -d bench "$@"
 }
 
 # enter_workdir NAME: make WORK a new directory that pg_user owns, and the

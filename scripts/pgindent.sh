@@ -1,12 +1,7 @@
 #!/usr/bin/env bash
 # scripts/pgindent.sh - format src/*.c and src/*.h the way PostgreSQL formats
 # its own code, with PostgreSQL 15's pgindent.
-#
-# usage: scripts/pgindent.sh [--check]
-#
-#   (none)    rewrite the files in src/ that pgindent would change
-#   --check   change nothing: print the diff pgindent would apply and exit 1
-#             if there is one, 0 if src/ is pgindent-clean
+# The options are in usage() below.
 #
 # pgindent is a perl script that PostgreSQL keeps in its source tree
 # (src/tools/pgindent), with the list of PostgreSQL's own typedefs beside it;
@@ -31,7 +26,16 @@ set -euo pipefail
 PGINDENT_SOURCE=postgresql-15
 INDENT=/usr/bin/pg_bsd_indent
 
-usage() { sed -n '5,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() {
+	cat >&2 <<'EOF'
+usage: scripts/pgindent.sh [--check]
+
+  (none)    rewrite the files in src/ that pgindent would change
+  --check   change nothing: print the diff pgindent would apply and exit 1 if
+            there is one, 0 if src/ is pgindent-clean
+EOF
+	exit 2
+}
 
 check=
 case ${1:-} in
