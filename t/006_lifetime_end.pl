@@ -82,38 +82,9 @@ is( $node->safe_psql(
 		q{SELECT lifetime_end - clock_timestamp() BETWEEN '5 s' AND '10 s' FROM snowflake_stats}),
 	't', "the server's clock is a few seconds before the end of the lifetime");
 
-# Draw IDs in batches of 10000 until the error, at most 1000 batches (the
-# positions left are fewer than 10 s * 256 per ms = 2560000).  Record whether
-# every batch was full and every ID positive and above all before it.
-$node->safe_psql('postgres', q{
-	CREATE TABLE run (batches int, first_id bigint, last_id bigint,
-					  good boolean, sqlstate text, message text);
-	DO $$
-	DECLARE
-		batches int := 0;
-		first_id bigint;
-		last_id bigint := 0;
-		good boolean := true;
-		lo bigint;
-		hi bigint;
-		n bigint;
-	BEGIN
-		BEGIN
-			WHILE batches < 1000 LOOP
-				SELECT min(id), max(id), count(DISTINCT id) INTO lo, hi, n
-				FROM snowflake_nextval(10000) AS id;
-				good := good AND n = 10000 AND lo > last_id AND hi > 0;
-				first_id := coalesce(first_id, lo);
-				last_id := hi;
-				batches := batches + 1;
-			END LOOP;
-			INSERT INTO run VALUES (batches, first_id, last_id, good, NULL, NULL);
-		EXCEPTION WHEN OTHERS THEN
-			INSERT INTO run VALUES (batches, first_id, last_id, good, SQLSTATE, SQLERRM);
-		END;
-	END
-	$$;
-});
+# Draw IDs in batches until the error; record whether every batch was full
+# and every ID positive and above all before it.
+issue_until_lifetime_end($node);
 is( $node->safe_psql('postgres', 'SELECT sqlstate, message FROM run'),
 	'22008|snowflake layout has run out of timestamps',
 	'near the end: the batches stop with the error');

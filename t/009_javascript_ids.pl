@@ -157,43 +157,17 @@ is( $node->safe_psql(
 		q{SELECT lifetime_end - clock_timestamp() BETWEEN '5 s' AND '10 s' FROM snowflake_stats}),
 	't', "the server's clock is a few seconds before the end of the lifetime, in 2094");
 
-# Draw IDs in batches of 10000 until the error, at most 1000 batches (the
-# positions left are fewer than 10 s * 256 per ms = 2560000).
-$node->safe_psql('postgres', q{
-	CREATE TABLE run (batches int, max_id bigint, good boolean, sqlstate text, message text);
-	DO $$
-	DECLARE
-		batches int := 0;
-		last_id bigint := 0;
-		good boolean := true;
-		lo bigint;
-		hi bigint;
-		n bigint;
-	BEGIN
-		BEGIN
-			WHILE batches < 1000 LOOP
-				SELECT min(id), max(id), count(DISTINCT id) INTO lo, hi, n
-				FROM snowflake_nextval(10000) AS id;
-				good := good AND n = 10000 AND lo > last_id;
-				last_id := hi;
-				batches := batches + 1;
-			END LOOP;
-			INSERT INTO run VALUES (batches, last_id, good, NULL, NULL);
-		EXCEPTION WHEN OTHERS THEN
-			INSERT INTO run VALUES (batches, last_id, good, SQLSTATE, SQLERRM);
-		END;
-	END
-	$$;
-});
+# Draw IDs in batches until the error.
+issue_until_lifetime_end($node);
 is( $node->safe_psql('postgres', 'SELECT sqlstate, message FROM run'),
 	'22008|snowflake layout has run out of timestamps',
 	'near the end: the batches stop with the error');
 is( $node->safe_psql(
 		'postgres', qq{
-		SELECT batches > 50, good, max_id <= $max_safe,
-		       (snowflake_parse(max_id)).created_at
+		SELECT r.batches > 50, r.good, r.last_id <= $max_safe,
+		       (snowflake_parse(r.last_id)).created_at
 		         BETWEEN s.lifetime_end - interval '100 ms' AND s.lifetime_end
-		  FROM run, snowflake_stats s}),
+		  FROM run r, snowflake_stats s}),
 	't|t|t|t',
 	'near the end: IDs increase up to the last millisecond, the last at most 2^53 - 1');
 my ($ret, $stdout, $stderr) =

@@ -47,7 +47,6 @@ our @EXPORT = qw(
   skip_all_unless
   skip_unless
   need_package
-  pg_major
   snowflake_node
   set_snowflake_conf
   reload_snowflake_conf
@@ -79,6 +78,7 @@ our @EXPORT = qw(
   subscribe_registries
   read_mark_file
   issue_ids_across_marks
+  issue_until_lifetime_end
   clock_behind_restart_scenario
   active_active_workload
   active_active_converged
@@ -164,7 +164,7 @@ sub need_package
 	local $Test::Builder::Level = $Test::Builder::Level + 1;
 
 	my ($package, $ok, $reason) = @_;
-	my $major = pg_major();
+	my $major = _pg_major();
 	my %not_packaged =
 	  map { $_ => 1 } split ' ', ($ENV{SNOWFLAKE_NOT_PACKAGED} // '');
 
@@ -177,14 +177,13 @@ sub need_package
 	return;
 }
 
-=item pg_major()
-
-The major version of the PostgreSQL under test (the pg_config in PATH,
-which C<make installcheck> puts first).
+=back
 
 =cut
 
-sub pg_major
+# The major version of the PostgreSQL under test (the pg_config in PATH,
+# which make installcheck puts first).
+sub _pg_major
 {
 	my $version = `pg_config --version`;
 
@@ -193,8 +192,6 @@ sub pg_major
 	  or die "cannot read the major from pg_config --version: $version";
 	return $1;
 }
-
-=back
 
 =head2 Nodes and settings
 
@@ -939,6 +936,55 @@ sub issue_ids_across_marks
 			"SELECT ids_issued, marks_written >= $steps FROM snowflake_stats"),
 		1000 * $steps . '|t',
 		$test_name);
+	return;
+}
+
+=item issue_until_lifetime_end($node)
+
+For a node whose clock is a few seconds before the end of its layout's
+lifetime: in one statement, draw IDs in batches of 10000 until
+snowflake_nextval() refuses, at most 1000 batches (more than 10 s of IDs at
+256 per millisecond), and record in a new table C<run> one row: the
+C<batches> drawn, the C<first_id> and C<last_id> drawn, whether every batch
+was C<good> (10000 distinct positive IDs, all above every earlier one), and
+the C<sqlstate> and C<message> of the error that ended the loop (NULL if
+none did).
+
+=cut
+
+sub issue_until_lifetime_end
+{
+	my ($node) = @_;
+
+	$node->safe_psql('postgres', q{
+		CREATE TABLE run (batches int, first_id bigint, last_id bigint,
+						  good boolean, sqlstate text, message text);
+		DO $$
+		DECLARE
+			batches int := 0;
+			first_id bigint;
+			last_id bigint := 0;
+			good boolean := true;
+			lo bigint;
+			hi bigint;
+			n bigint;
+		BEGIN
+			BEGIN
+				WHILE batches < 1000 LOOP
+					SELECT min(id), max(id), count(DISTINCT id) INTO lo, hi, n
+					FROM snowflake_nextval(10000) AS id;
+					good := good AND n = 10000 AND lo > last_id AND hi > 0;
+					first_id := coalesce(first_id, lo);
+					last_id := hi;
+					batches := batches + 1;
+				END LOOP;
+				INSERT INTO run VALUES (batches, first_id, last_id, good, NULL, NULL);
+			EXCEPTION WHEN OTHERS THEN
+				INSERT INTO run VALUES (batches, first_id, last_id, good, SQLSTATE, SQLERRM);
+			END;
+		END
+		$$;
+	});
 	return;
 }
 
