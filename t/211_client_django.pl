@@ -91,45 +91,39 @@ like(
 # The legacy app's table as Django makes a BigAutoField, with two rows.
 django($superuser, 'the legacy table is created', @manage, 'migrate', 'legacy', '0001');
 $node->safe_psql('shop', "INSERT INTO legacy_ticket (note) VALUES ('old-1'), ('old-2')");
-my $legacy_sql = q{
-	SELECT format('%s %s', format_type(a.atttypid, a.atttypmod),
-	              coalesce(pg_get_expr(d.adbin, d.adrelid), 'no default')
-	              || CASE a.attidentity WHEN '' THEN '' ELSE ' identity' END)
-	  FROM pg_attribute a
-	  LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-	 WHERE a.attrelid = 'legacy_ticket'::regclass AND a.attname = 'id'};
-my $legacy_key = $node->safe_psql('shop', $legacy_sql);
+# The legacy table's key, and the shop's keys, as column_defaults shows them.
+sub legacy_key
+{
+	return column_defaults($node, 'shop', ['legacy_ticket'], ['id']);
+}
+my $legacy_key = legacy_key();
 like($legacy_key,
-	$version >= 4.1 ? qr/^bigint no default identity$/ : qr/^bigint nextval\('legacy_ticket_id_seq'::regclass\)$/,
+	$version >= 4.1
+	? qr/^legacy_ticket\.id bigint no default identity$/
+	: qr/^legacy_ticket\.id bigint nextval\('legacy_ticket_id_seq'::regclass\)$/,
 	"Django $version makes a BigAutoField key "
 	  . ($version >= 4.1 ? 'an identity column' : 'bigserial'));
 
 django($superuser, 'migrate succeeds', @manage, 'migrate');
-is($node->safe_psql('shop', $legacy_sql), 'bigint snowflake_nextval()',
+is(legacy_key(), 'legacy_ticket.id bigint snowflake_nextval()',
 	'legacy migration 0002 moved the key to snowflake_nextval()');
 is($node->safe_psql('shop', "SELECT string_agg(id || ' ' || note, ', ' ORDER BY id) FROM legacy_ticket"),
 	'1 old-1, 2 old-2', 'the rows from before keep their keys');
 django($superuser, 'makemigrations --check finds the models and the migrations agree',
 	@manage, 'makemigrations', '--check', '--dry-run');
 
-my $keys_sql = q{
-	SELECT string_agg(format('%s.%s %s %s', c.relname, a.attname,
-	                         format_type(a.atttypid, a.atttypmod),
-	                         coalesce(pg_get_expr(d.adbin, d.adrelid), 'no default')
-	                         || CASE a.attidentity WHEN '' THEN '' ELSE ' identity' END),
-	                  ', ' ORDER BY c.relname, a.attname)
-	  FROM pg_attribute a
-	  JOIN pg_class c ON c.oid = a.attrelid
-	  LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
-	 WHERE c.relname LIKE 'shop\_%' AND c.relkind = 'r'
-	   AND a.attname IN ('id', 'customer_id', 'order_id')};
+sub shop_keys
+{
+	return column_defaults($node, 'shop', [ 'shop_customer', 'shop_item', 'shop_order' ],
+		[ 'id', 'customer_id', 'order_id' ]);
+}
 my $keys =
 	'shop_customer.id bigint snowflake_nextval(), '
   . 'shop_item.id bigint snowflake_nextval(), '
   . 'shop_item.order_id bigint no default, '
   . 'shop_order.customer_id bigint no default, '
   . 'shop_order.id bigint snowflake_nextval()';
-is($node->safe_psql('shop', $keys_sql), $keys,
+is(shop_keys(), $keys,
 	'bigint keys defaulting to snowflake_nextval(), no identity, bigint foreign keys');
 
 django($superuser, 'migrating back to zero succeeds',
@@ -140,11 +134,11 @@ is( $node->safe_psql(
 		       (SELECT count(*) FROM pg_extension WHERE extname = 'snowflake')}),
 	'0|0',
 	'migrating back removes the tables and the extension');
-is($node->safe_psql('shop', $legacy_sql), $legacy_key,
+is(legacy_key(), $legacy_key,
 	'migrating back (legacy 0002 first, which depends on the extension) restores the legacy key');
 django($superuser, 'migrate succeeds again', @manage, 'migrate');
-is($node->safe_psql('shop', $keys_sql), $keys, 'the same tables again');
-is($node->safe_psql('shop', $legacy_sql), 'bigint snowflake_nextval()',
+is(shop_keys(), $keys, 'the same tables again');
+is(legacy_key(), 'legacy_ticket.id bigint snowflake_nextval()',
 	'the legacy key moved again');
 
 # Inserts.
