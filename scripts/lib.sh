@@ -7,7 +7,8 @@
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 # The PostgreSQL majors the test suite covers, each with the Debian suite
-# that packages it.  The major of the host's own suite is tested on the host;
+# that packages it: the one list of supported majors (src/compat.h, the
+# README and docs/development.md point here).  The major of the host's own suite is tested on the host;
 # every other one in a root of its suite that scripts/roots.sh builds.
 # "experimental" stands for sid with the PostgreSQL packages from
 # experimental (it holds little else).  16 is packaged by no Debian suite
@@ -18,11 +19,13 @@ declare -A PG_SUITE=([15]=bookworm [17]=trixie [18]=sid [19]=experimental)
 # Debian packages, written with @PG@ for the PostgreSQL major: expand them
 # with packages_for.  What the demo needs:
 DEMO_PACKAGES=(postgresql-@PG@ postgresql-server-dev-@PG@ build-essential)
+# what the first test needs (make installcheck: pg_regress, isolation and the
+# core TAP scripts; scripts/test.sh --fast):
+FAST_TEST_PACKAGES=("${DEMO_PACKAGES[@]}" libipc-run-perl faketime rsync)
 # what the whole test suite needs, on every major (add yours here):
-TEST_PACKAGES=("${DEMO_PACKAGES[@]}" libipc-run-perl faketime rsync
-	python3-psycopg2 python3-sqlalchemy postgresql-@PG@-partman
-	postgresql-@PG@-pglogical postgresql-@PG@-auto-failover pg-auto-failover-cli
-	nodejs npm ca-certificates python3-django ruby-activerecord ruby-pg)
+TEST_PACKAGES=("${FAST_TEST_PACKAGES[@]}" python3-psycopg2 python3-sqlalchemy
+	postgresql-@PG@-partman postgresql-@PG@-pglogical postgresql-@PG@-auto-failover
+	pg-auto-failover-cli nodejs npm ca-certificates python3-django ruby-activerecord ruby-pg)
 # what building and testing the Debian package adds (build-deb.sh, test-deb.sh):
 DEB_PACKAGES=(debhelper postgresql-server-dev-all dpkg-dev autopkgtest)
 # and what the benchmark adds (bench/run.sh): gnuplot for the chart,

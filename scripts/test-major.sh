@@ -21,6 +21,8 @@
 #   package      the Debian package built for this major, and its
 #                autopkgtest (scripts/test-deb.sh)
 #   pgindent     on 15 only: the C is as PostgreSQL 15's pgindent formats it
+# With --fast, only the first test: packages (FAST_TEST_PACKAGES), build,
+# pg_regress, isolation and tap-core, which is `make installcheck`.
 # A failed step does not stop the ones after it, except packages and build.
 # On failure, prints the diffs and logs needed to diagnose it.  Exits non-zero
 # if anything failed.
@@ -37,10 +39,12 @@ set -euo pipefail
 
 usage() {
 	cat >&2 <<'EOF'
-usage: scripts/test-major.sh --pg MAJOR [--result FILE] [--citus-tarball FILE]
+usage: scripts/test-major.sh --pg MAJOR [--fast] [--result FILE] [--citus-tarball FILE]
 
   --pg MAJOR             the PostgreSQL major to test; this system's Debian
                          suite must package it (PG_SUITE in scripts/lib.sh)
+  --fast                 only the first test (make installcheck): pg_regress,
+                         isolation and the core TAP scripts
   --result FILE          write the steps' times and the counts to FILE
   --citus-tarball FILE   build Citus from this release source, if it supports
                          MAJOR, for t/304_citus.pl
@@ -56,11 +60,13 @@ EOF
 TEST_CFLAGS="-Wall -Wextra -Werror -Wno-unused-parameter -DUSE_ASSERT_CHECKING"
 
 major=
+fast=
 result=
 citus_tarball=
 while [ $# -gt 0 ]; do
 	case $1 in
 		--pg) [ $# -ge 2 ] || usage; major=$2; shift 2 ;;
+		--fast) fast=1; shift ;;
 		--result) [ $# -ge 2 ] || usage; result=$2; shift 2 ;;
 		--citus-tarball) [ $# -ge 2 ] || usage; citus_tarball=$2; shift 2 ;;
 		*) usage ;;
@@ -151,8 +157,13 @@ show_failures() {
 }
 
 packages() {
-	# shellcheck disable=SC2046 # one word per package
-	install_packages $(packages_for "$PG_MAJOR" "${TEST_PACKAGES[@]}" "${DEB_PACKAGES[@]}")
+	if [ -n "$fast" ]; then
+		# shellcheck disable=SC2046 # one word per package
+		install_packages $(packages_for "$PG_MAJOR" "${FAST_TEST_PACKAGES[@]}")
+	else
+		# shellcheck disable=SC2046 # one word per package
+		install_packages $(packages_for "$PG_MAJOR" "${TEST_PACKAGES[@]}" "${DEB_PACKAGES[@]}")
+	fi
 	check_not_packaged
 }
 
@@ -205,7 +216,7 @@ step build build
 # Citus, for t/304_citus.pl, where it supports this major.  SNOWFLAKE_CITUS=1
 # makes that test fail, rather than skip, if Citus is not installed after all.
 unset SNOWFLAKE_CITUS
-if [ -n "$citus_tarball" ] && citus_supports "$PG_MAJOR"; then
+if [ -z "$fast" ] && [ -n "$citus_tarball" ] && citus_supports "$PG_MAJOR"; then
 	step citus citus
 	export SNOWFLAKE_CITUS=1
 fi
@@ -220,8 +231,10 @@ say "Running the test suites for PostgreSQL $PG_MAJOR as $(pg_user) in $copy"
 step pg_regress installcheck pg_regress installcheck ISOLATION= TAP_TESTS=
 step isolation installcheck isolation installcheck REGRESS= TAP_TESTS=
 step tap-core installcheck tap-core installcheck REGRESS= ISOLATION=
-step tap-clients installcheck tap-clients installcheck-clients
-step tap-fleet installcheck tap-fleet installcheck-fleet
+if [ -z "$fast" ]; then
+	step tap-clients installcheck tap-clients installcheck-clients
+	step tap-fleet installcheck tap-fleet installcheck-fleet
+fi
 count_results "$log"
 
 # Beyond the test suites: one version everywhere, and the Debian package
@@ -229,6 +242,7 @@ count_results "$log"
 # that the C code is as PostgreSQL 15's pgindent formats it (the later
 # suites carry neither its source nor the pg_bsd_indent 2.1.1 it wants).
 for check in "version check-version.sh" "package test-deb.sh" "pgindent pgindent.sh --check"; do
+	[ -z "$fast" ] || break
 	# shellcheck disable=SC2086 # the step's name, the script and its option
 	set -- $check
 	[ "$1" != pgindent ] || [ "$PG_MAJOR" = 15 ] || continue
@@ -251,7 +265,11 @@ say "PostgreSQL $PG_MAJOR, the steps' times:"
 awk -F'\t' '$1 == "step" { printf "    %-12s %3dm%02ds  %s\n", $2, $3 / 60, $3 % 60, $4 }' "$result"
 if [ "$failed" -eq 0 ] && [ -z "$failed_steps" ]; then
 	rm -rf "$copy"
-	say "PostgreSQL $PG_MAJOR: all passed ($passed): pg_regress and isolation tests, TAP scripts, the version check, the package test"
+	if [ -n "$fast" ]; then
+		say "PostgreSQL $PG_MAJOR: all passed ($passed): pg_regress and isolation tests, the core TAP scripts"
+	else
+		say "PostgreSQL $PG_MAJOR: all passed ($passed): pg_regress and isolation tests, TAP scripts, the version check, the package test"
+	fi
 	exit 0
 fi
 show_failures "$copy"

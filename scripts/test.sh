@@ -23,8 +23,11 @@ set -euo pipefail
 
 usage() {
 	cat >&2 <<'EOF'
-usage: scripts/test.sh [--pg MAJOR]... [--jobs N] [--citus-tarball FILE]
+usage: scripts/test.sh [--fast] [--pg MAJOR]... [--jobs N] [--citus-tarball FILE]
 
+  --fast                 only the first test, `make installcheck` (pg_regress,
+                         isolation and the core TAP scripts), by default on
+                         the host's major alone: a few minutes
   --pg MAJOR             test only this major (repeatable); default: all of
                          PG_MAJORS in scripts/lib.sh
   --jobs N               test up to N majors at once (default 2; 1 prints
@@ -41,17 +44,22 @@ EOF
 }
 
 majors=()
+fast=
 jobs=2
 citus_tarball=${SNOWFLAKE_CITUS_TARBALL:-}
 while [ $# -gt 0 ]; do
 	case $1 in
+		--fast) fast=1; shift ;;
 		--pg) [ $# -ge 2 ] || usage; majors+=("$2"); shift 2 ;;
 		--jobs) [[ ${2:-} =~ ^[1-9][0-9]*$ ]] || usage; jobs=$2; shift 2 ;;
 		--citus-tarball) [ $# -ge 2 ] || usage; citus_tarball=$2; shift 2 ;;
 		*) usage ;;
 	esac
 done
-[ ${#majors[@]} -gt 0 ] || majors=("${PG_MAJORS[@]}")
+host=$(host_major) || exit 1
+if [ ${#majors[@]} -eq 0 ]; then
+	if [ -n "$fast" ]; then majors=("$host"); else majors=("${PG_MAJORS[@]}"); fi
+fi
 if [ -n "$citus_tarball" ]; then
 	[ -f "$citus_tarball" ] || die "the Citus tarball $citus_tarball does not exist"
 	citus_tarball=$(cd "$(dirname "$citus_tarball")" && pwd)/$(basename "$citus_tarball")
@@ -61,7 +69,6 @@ for m in "${majors[@]}"; do
 		die "PostgreSQL $m is not in the matrix (${PG_MAJORS[*]}): 16 is packaged by no Debian suite we can reach, 13 and 14 are not supported"
 done
 
-host=$(host_major) || exit 1
 is_root || as_root true	# sudo asks for a password now, if it must, not in a background job
 RESULTS=$(mktemp -d /tmp/snowflake-matrix.XXXXXX)
 # Each background job (a root being built, a major being tested) gets a
@@ -171,8 +178,8 @@ test_major() {
 	if [ "$major" = "$host" ]; then
 		echo "host (Debian ${PG_SUITE[$major]})" >"$RESULTS/$major.where"
 		[ -z "$citus_tarball" ] || citus_option=(--citus-tarball "$citus_tarball")
-		bash "$REPO/scripts/test-major.sh" --pg "$major" --result "$(result_file "$major")" \
-			"${citus_option[@]}" || status=$?
+		bash "$REPO/scripts/test-major.sh" --pg "$major" ${fast:+--fast} \
+			--result "$(result_file "$major")" "${citus_option[@]}" || status=$?
 	else
 		echo "root (Debian $(root_suites "$major" | sed 's/ / + /'))" >"$RESULTS/$major.where"
 		dir=$(root_dir "$major")
@@ -186,7 +193,7 @@ test_major() {
 			root_sync_tree "$major" &&
 			root_copy_citus "$major" &&
 			root_run "$major" ${TAP_JOBS:+TAP_JOBS="$TAP_JOBS"} \
-				bash /build/snowflake/scripts/test-major.sh --pg "$major" \
+				bash /build/snowflake/scripts/test-major.sh --pg "$major" ${fast:+--fast} \
 				--result /build/result "${citus_option[@]}"; } ||
 			status=$?
 		[ "$status" -eq 0 ] || echo "(paths inside the root are under $dir)"
