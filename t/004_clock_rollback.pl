@@ -103,8 +103,10 @@ for my $i (1 .. 3)
 {
 	is(issue_batch(1000), '', "clock 5 s back: batch $i of 1000 more IDs");
 }
+my $before_second_step;    # before the last call that reads the clock
 for my $i (1 .. 5)
 {
+	$before_second_step = time();
 	my ($ret, $stderr) = issue_one();
 	is($ret, 0, "clock 5 s back: single call $i succeeds");
 }
@@ -125,9 +127,11 @@ reload_snowflake_conf($node,
 
 $log_offset = -s $node->logfile;
 set_fake_clock($node, '-30');
+my $between_steps_ms;
 for my $i (1 .. 2)
 {
 	my ($ret, $stderr, $seconds) = issue_one();
+	$between_steps_ms //= int((time() - $before_second_step) * 1000) + 1;
 	isnt($ret, 0, "clock 30 s back: call $i fails");
 	like(
 		$stderr,
@@ -137,23 +141,30 @@ for my $i (1 .. 2)
 		"clock 30 s back: call $i fails at once instead of waiting for the clock");
 }
 
-# The last clock reading was already 5 s back, so this step is about 25 s.
+# The last clock reading was already 5 s back, so this step is 25 s less the
+# time between that reading and the first call above (measured, as in a).
 @steps = logged_rollbacks($node, $log_offset);
 is(scalar(@steps), 1, 'the second step back is logged once');
-ok( @steps == 1 && $steps[0] > 20000 && $steps[0] <= 25000,
-	'the second logged step is close to 25000 ms (' . join(', ', @steps) . ')');
+ok( @steps == 1
+	  && $steps[0] >= 25000 - $between_steps_ms - 10
+	  && $steps[0] <= 25000,
+	"the second logged step is 25000 ms less the time between the readings, at most $between_steps_ms ms ("
+	  . join(', ', @steps) . ')');
 
 set_fake_clock($node, '+0');
 is(issue_batch(1000), '', 'clock back to real time: generation resumes');
 
 # A step back that max_wait covers makes the call wait instead.  One session
-# issues an ID, the clock steps back 3 s, and the next call is about 1 s past
-# max_drift: it must wait for the clock, then succeed.
+# issues an ID, the clock steps back 3 s, and the next call is 1 s past
+# max_drift, less the time between the two calls: it must wait until 1 s
+# after the first call's clock reading, then succeed.  That time is measured
+# (from before the first call), not assumed small.
 reload_snowflake_conf($node,
 	'snowflake.max_drift' => 2000,
 	'snowflake.max_wait' => 1500);
 
 my $session = $node->background_psql('postgres', on_error_stop => 0);
+my $first_call = time();
 $session->query_safe(
 	'INSERT INTO issued (id) VALUES (snowflake_nextval())');
 $issued_count++;
@@ -164,8 +175,10 @@ my ($out, $failed) =
 my $waited = time() - $start;
 is($failed, 0, 'clock 3 s back, within max_drift + max_wait: the call succeeds');
 $issued_count++ unless $failed;
-cmp_ok($waited, '>', 0.3,
-	"clock 3 s back: the call waited for the clock ($waited s)");
+my $must_wait = 1 - ($start - $first_call) - 0.01;
+cmp_ok($waited, '>=', $must_wait,
+	"clock 3 s back: the call waited for the clock until 1 s after the first call ($waited s, at least $must_wait s)"
+);
 $session->quit;
 
 set_fake_clock($node, '+0');
