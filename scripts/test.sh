@@ -298,7 +298,7 @@ say "Summary"
 total_passed=0
 total_failed=0
 skips=
-printf '%-5s  %-30s  %-6s  %6s  %6s  %7s  %-36s  %s\n' \
+printf '%-5s  %-32s  %-6s  %6s  %6s  %7s  %-36s  %s\n' \
 	major "where" result passed failed time compiler PostgreSQL
 for major in "${majors[@]}"; do
 	p=$(field "$major" passed)
@@ -311,7 +311,7 @@ for major in "${majors[@]}"; do
 	[ "$status" -eq 0 ] || [ "$f" -gt 0 ] || f=1
 	total_passed=$((total_passed + p))
 	total_failed=$((total_failed + f))
-	printf '%-5s  %-30s  %-6s  %6s  %6s  %7s  %-36s  %s\n' "$major" \
+	printf '%-5s  %-32s  %-6s  %6s  %6s  %7s  %-36s  %s\n' "$major" \
 		"$(cat "$RESULTS/$major.where" 2>/dev/null || echo "root (not built)")" \
 		"$([ "$status" -eq 0 ] && echo ok || echo FAILED)" "$p" "$f" \
 		"$(duration "$(cat "$RESULTS/$major.seconds" 2>/dev/null || echo 0)")" \
