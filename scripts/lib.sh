@@ -37,8 +37,9 @@ PGINDENT_PACKAGES=(pg-bsd-indent perl diffutils)
 
 # Test packages that Debian does not package for a major: NOT_PACKAGED_<major>
 # lists them (with @PG@ or the major written out).  packages_for leaves them
-# out, test.sh checks that the suite really has no such package (so the list
-# cannot go stale) and passes the list to the tests in SNOWFLAKE_NOT_PACKAGED;
+# out, test-major.sh checks that the suite really has no such package (so the
+# list cannot go stale) and passes the list to the tests in
+# SNOWFLAKE_NOT_PACKAGED;
 # a TAP test that needs one of them calls need_package (t/SnowflakeTest.pm),
 # which skips the test on those majors, with a message the summary repeats,
 # and fails it on every other major where the package is missing.  Example:
