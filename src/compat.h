@@ -3,11 +3,10 @@
  * compat.h
  *	  The one place that hides differences between PostgreSQL versions.
  *
- * Built with -Werror and tested on PostgreSQL 15, 17, 18 and 19 by
- * scripts/test.sh: 15 on Debian 12, the others in Debian roots of trixie,
- * sid and sid + experimental, each with its suite's own compiler.  16 is
- * packaged by no Debian suite the tests can reach: its notes below come
- * from reading its headers.  Treat this file as the first place to look
+ * Built with -Werror and tested by scripts/test.sh on every major of
+ * PG_MAJORS in scripts/lib.sh, each with its Debian suite's own compiler.
+ * 16 is packaged by no Debian suite the tests can reach: its notes below
+ * come from reading its headers.  Treat this file as the first place to look
  * when a build on another version fails.
  *
  * Why not 13 or 14
@@ -45,7 +44,7 @@
  *	shmem_request_hook, MarkGUCPrefixReserved, lnext(list, cell),
  *	tm2timestamp, timestamp2tm, pg_tzset, ParseConfigFile,
  *	ConditionVariableSleep, PG_ENSURE_ERROR_CLEANUP, WaitLatch, the RmgrData
- *	fields we fill in: unchanged from 15 to 18.
+ *	fields we fill in: unchanged from 15 to the newest major tested.
  *
  *-------------------------------------------------------------------------
  */
