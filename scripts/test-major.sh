@@ -28,9 +28,10 @@
 # if anything failed.
 #
 # The result file gets one line per step as it ends ("step", its name, its
-# seconds, ok or FAILED), which scripts/test.sh shows as progress, and at the
-# end the counts, the compiler, the PostgreSQL version and the tests skipped
-# for packages Debian does not have; lines are NAME<TAB>VALUE...
+# seconds, ok or FAILED), which scripts/test.sh shows as progress, the
+# compiler and the PostgreSQL version once the packages are in, and at the
+# end the counts and the tests skipped for packages Debian does not have;
+# lines are NAME<TAB>VALUE...
 # (the steps' functions are called through step:)
 # shellcheck disable=SC2317
 set -euo pipefail
@@ -200,10 +201,12 @@ script() {	# script NAME [ARGUMENT]: one of scripts/, for this major
 	PG_MAJOR=$PG_MAJOR PG_CONFIG=$PG_CONFIG bash "$REPO/scripts/$1" "${@:2}"
 }
 
-compiler=$(cc --version 2>/dev/null | head -n 1 || echo 'no compiler yet')
 step packages packages
 [ "$step_ok" -eq 1 ] || exit 1
-compiler=$(cc --version | head -n 1)
+{
+	printf 'compiler\t%s\n' "$(cc --version | head -n 1)"
+	printf 'postgres\t%s\n' "$("$PG_CONFIG" --version)"
+} >>"$result"
 # Every dependency is installed now, so a TAP test that would skip for a
 # missing one fails instead (t/SnowflakeTest.pm): a skip here is a broken
 # setup, except for what Debian does not package for this major.
@@ -256,8 +259,6 @@ done
 
 {
 	printf 'passed\t%s\nfailed\t%s\n' "$passed" "$failed"
-	printf 'compiler\t%s\n' "$compiler"
-	printf 'postgres\t%s\n' "$("$PG_CONFIG" --version)"
 	printf 'skipped\t%s\n' "$(printf '%s' "$skipped" | paste -sd';' -)"
 } >>"$result"
 
