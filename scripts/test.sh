@@ -197,8 +197,8 @@ test_major() {
 				--result /build/result "${citus_option[@]}"; } ||
 			status=$?
 		[ "$status" -eq 0 ] || echo "(paths inside the root are under $dir)"
+		if [ -f "$dir/build/result" ]; then cp "$dir/build/result" "$RESULTS/$major.result"; fi
 	fi
-	if [ -f "$(result_file "$major")" ]; then cp "$(result_file "$major")" "$RESULTS/$major.result"; fi
 	echo $(($(now) - t0)) >"$RESULTS/$major.seconds"
 	echo "$status" >"$RESULTS/$major.status"
 	return "$status"
