@@ -30,8 +30,8 @@ usage: scripts/test.sh [--fast] [--pg MAJOR]... [--jobs N] [--citus-tarball FILE
                          the host's major alone: a few minutes
   --pg MAJOR             test only this major (repeatable); default: all of
                          PG_MAJORS in scripts/lib.sh
-  --jobs N               test up to N majors at once (default 2; 1 prints
-                         each major's output as it comes)
+  --jobs N               test up to N majors at once (default 2; 1, or a
+                         single major, prints its output as it comes)
   --citus-tarball FILE   build Citus from this release source for the majors
                          it supports and run t/304_citus.pl there (default:
                          $SNOWFLAKE_CITUS_TARBALL; without one, that test
@@ -64,6 +64,8 @@ if [ -n "$citus_tarball" ]; then
 	[ -f "$citus_tarball" ] || die "the Citus tarball $citus_tarball does not exist"
 	citus_tarball=$(cd "$(dirname "$citus_tarball")" && pwd)/$(basename "$citus_tarball")
 fi
+# one major: its output as it comes
+[ ${#majors[@]} -gt 1 ] || jobs=1
 for m in "${majors[@]}"; do
 	[ -n "${PG_SUITE[$m]:-}" ] ||
 		die "PostgreSQL $m is not in the matrix (${PG_MAJORS[*]}): 16 is packaged by no Debian suite we can reach, 13 and 14 are not supported"
@@ -266,7 +268,7 @@ check_tests() {
 }
 
 t_start=$(now)
-say "Testing PostgreSQL ${majors[*]}, up to $jobs at once"
+say "Testing PostgreSQL ${majors[*]}$([ ${#majors[@]} -eq 1 ] || echo ", up to $jobs at once")"
 start_root_builds
 pending=("${majors[@]}")
 while [ ${#pending[@]} -gt 0 ] || [ ${#TEST_JOB[@]} -gt 0 ]; do
@@ -353,6 +355,10 @@ done
 echo
 sum=0
 for major in "${majors[@]}"; do sum=$((sum + $(cat "$RESULTS/$major.seconds" 2>/dev/null || echo 0))); done
-echo "The matrix took $(duration $(($(now) - t_start))) (${majors[*]}, up to $jobs at once; the majors' own times add up to $(duration "$sum"))."
+if [ ${#majors[@]} -eq 1 ]; then
+	echo "The run took $(duration $(($(now) - t_start))) (${majors[*]})."
+else
+	echo "The matrix took $(duration $(($(now) - t_start))) (${majors[*]}, up to $jobs at once; the majors' own times add up to $(duration "$sum"))."
+fi
 echo "matrix: $total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ]
