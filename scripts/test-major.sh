@@ -21,6 +21,8 @@
 #   package      the Debian package built for this major, and its
 #                autopkgtest (scripts/test-deb.sh)
 #   pgindent     on 15 only: the C is as PostgreSQL 15's pgindent formats it
+#   links        on 15 only: the links between the Markdown files lead
+#                somewhere (scripts/check-links.sh)
 # With --fast, only the first test: packages (FAST_TEST_PACKAGES), build,
 # pg_regress, isolation and tap-core, which is `make installcheck`.
 # A failed step does not stop the ones after it, except packages and build.
@@ -243,7 +245,8 @@ count_results "$log"
 # Beyond the test suites: one version everywhere, and the Debian package
 # builds for this major, installs and passes its autopkgtest.  On 15, also
 # that the C code is as PostgreSQL 15's pgindent formats it (the later
-# suites carry neither its source nor the pg_bsd_indent 2.1.1 it wants).
+# suites carry neither its source nor the pg_bsd_indent 2.1.1 it wants), and
+# the links between the Markdown files (once is enough).
 # Each counts as one test passed or failed.
 count_step() {
 	if [ "$step_ok" -eq 1 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
@@ -255,6 +258,8 @@ if [ -z "$fast" ]; then
 	count_step
 	if [ "$PG_MAJOR" = 15 ]; then
 		step pgindent script pgindent.sh --check
+		count_step
+		step links script check-links.sh
 		count_step
 	fi
 fi

@@ -332,7 +332,7 @@ fi
 # root's is its build in this run, in the background ("cached": kept from an
 # earlier run).
 echo
-steps=(packages build citus pg_regress isolation tap-core tap-clients tap-fleet version package pgindent)
+steps=(packages build citus pg_regress isolation tap-core tap-clients tap-fleet version package pgindent links)
 printf '%-5s  %-7s' major root
 printf '  %-11s' "${steps[@]}"
 echo
