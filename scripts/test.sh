@@ -333,8 +333,9 @@ fi
 # earlier run).
 echo
 steps=(packages build citus pg_regress isolation tap-core tap-clients tap-fleet version package pgindent links)
+width() { local w=${#1}; echo $((w > 7 ? w : 7)); }	# a step's column: its name, or 10m00s*
 printf '%-5s  %-7s' major root
-printf '  %-11s' "${steps[@]}"
+for s in "${steps[@]}"; do printf "  %-$(width "$s")s" "$s"; done
 echo
 for major in "${majors[@]}"; do
 	if [ "$major" = "$host" ]; then
@@ -346,7 +347,7 @@ for major in "${majors[@]}"; do
 	fi
 	printf '%-5s  %-7s' "$major" "$root"
 	for s in "${steps[@]}"; do
-		printf '  %-11s' "$([ -f "$RESULTS/$major.result" ] && awk -F'\t' -v s="$s" '
+		printf "  %-$(width "$s")s" "$([ -f "$RESULTS/$major.result" ] && awk -F'\t' -v s="$s" '
 			$1 == "step" && $2 == s { printf "%dm%02ds%s", $3 / 60, $3 % 60, $4 == "ok" ? "" : "*"; found = 1 }
 			END { if (!found) printf "-" }' "$RESULTS/$major.result" || echo -)"
 	done
