@@ -60,6 +60,17 @@
  * restartpoint (the standby's checkpoint) covers the marks replayed before
  * it the same way, and so does a base backup taken from a standby.
  *
+ * The lease credential
+ * --------------------
+ * With worker-id leases (lease.c), the same two places keep which lease
+ * this server holds: SNOWFLAKE_LEASE_FILE holds its worker id and its
+ * holder's secret token, and a WAL record carries them to standbys, whose
+ * redo rewrites their file.  Nothing about uniqueness rests on it (the
+ * registry's ceilings do that): it lets this server after a crash, or a
+ * standby once promoted, prove to the registry that it follows the holder,
+ * and so take the same worker id at once instead of waiting for the lease
+ * to lapse.  It is written after each claim, a rare event.
+ *
  * The resource manager id is SNOWFLAKE_RMGR_ID.  Every server that replays
  * our WAL (the primary after a crash, standbys, PITR restores) must preload
  * the library; without it, recovery stops at our first record.
@@ -68,6 +79,7 @@
  */
 #include "postgres.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -78,6 +90,8 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "storage/fd.h"
+#include "utils/fmgrprotos.h"
+#include "utils/uuid.h"
 
 #include "generator.h"
 #include "mark.h"
@@ -91,67 +105,90 @@
  */
 #define SNOWFLAKE_RMGR_ID			196
 #define XLOG_SNOWFLAKE_MARK			0x00
+#define XLOG_SNOWFLAKE_LEASE		0x10
 
 #define SNOWFLAKE_MARK_TMP_FILE		SNOWFLAKE_MARK_FILE ".tmp"
+#define SNOWFLAKE_LEASE_TMP_FILE	SNOWFLAKE_LEASE_FILE ".tmp"
 
 typedef struct xl_snowflake_mark
 {
 	int64		mark_id;
 } xl_snowflake_mark;
 
+typedef struct xl_snowflake_lease
+{
+	int32		worker_id;
+	pg_uuid_t	token;
+} xl_snowflake_lease;
+
 /*
- * Write the mark file durably.  Failure is an error at "elevel": the caller
- * must not go on as if the mark were safe.
+ * Write "content" to the file "path" durably, through "tmppath": written,
+ * fsynced, renamed into place, the directory fsynced.  Failure is an error at
+ * "elevel": the caller must not go on as if the file were safe.
  */
 static void
-write_mark_file(int64 mark_id, int elevel)
+write_durably(const char *path, const char *tmppath, const char *content,
+			  int elevel)
 {
-	char		buf[32];
-	int			len;
+	int			len = strlen(content);
 	int			fd;
 
-	len = snprintf(buf, sizeof(buf), INT64_FORMAT "\n", mark_id);
-
-	fd = OpenTransientFile(SNOWFLAKE_MARK_TMP_FILE,
-						   O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
+	fd = OpenTransientFile(tmppath, O_WRONLY | O_CREAT | O_TRUNC | PG_BINARY);
 	if (fd < 0)
 		ereport(elevel,
 				(errcode_for_file_access(),
-				 errmsg("could not create file \"%s\": %m",
-						SNOWFLAKE_MARK_TMP_FILE)));
+				 errmsg("could not create file \"%s\": %m", tmppath)));
 	errno = 0;
-	if (write(fd, buf, len) != len)
+	if (write(fd, content, len) != len)
 	{
 		/* a short write without errno is most likely a full disk */
 		if (errno == 0)
 			errno = ENOSPC;
 		ereport(elevel,
 				(errcode_for_file_access(),
-				 errmsg("could not write file \"%s\": %m",
-						SNOWFLAKE_MARK_TMP_FILE)));
+				 errmsg("could not write file \"%s\": %m", tmppath)));
 	}
 	if (pg_fsync(fd) != 0)
 		ereport(data_sync_elevel(elevel),
 				(errcode_for_file_access(),
-				 errmsg("could not fsync file \"%s\": %m",
-						SNOWFLAKE_MARK_TMP_FILE)));
+				 errmsg("could not fsync file \"%s\": %m", tmppath)));
 	if (CloseTransientFile(fd) != 0)
 		ereport(elevel,
 				(errcode_for_file_access(),
-				 errmsg("could not close file \"%s\": %m",
-						SNOWFLAKE_MARK_TMP_FILE)));
+				 errmsg("could not close file \"%s\": %m", tmppath)));
 
 	/*
 	 * The temporary file is durable, so the rename only needs the directory
 	 * synced after it (durable_rename would also sync both files again, which
 	 * a call crossing the mark would wait for).
 	 */
-	if (rename(SNOWFLAKE_MARK_TMP_FILE, SNOWFLAKE_MARK_FILE) != 0)
+	if (rename(tmppath, path) != 0)
 		ereport(elevel,
 				(errcode_for_file_access(),
 				 errmsg("could not rename file \"%s\" to \"%s\": %m",
-						SNOWFLAKE_MARK_TMP_FILE, SNOWFLAKE_MARK_FILE)));
+						tmppath, path)));
 	(void) fsync_fname_ext(".", true, false, data_sync_elevel(elevel));
+}
+
+/* Write the mark file durably (see write_durably). */
+static void
+write_mark_file(int64 mark_id, int elevel)
+{
+	char		buf[32];
+
+	snprintf(buf, sizeof(buf), INT64_FORMAT "\n", mark_id);
+	write_durably(SNOWFLAKE_MARK_FILE, SNOWFLAKE_MARK_TMP_FILE, buf, elevel);
+}
+
+/* Write the lease file durably: the worker id and the token, on one line. */
+static void
+write_lease_file(int32 worker_id, const pg_uuid_t *token, int elevel)
+{
+	char	   *token_text = DatumGetCString(DirectFunctionCall1(uuid_out,
+																 UUIDPGetDatum(token)));
+
+	write_durably(SNOWFLAKE_LEASE_FILE, SNOWFLAKE_LEASE_TMP_FILE,
+				  psprintf("%d %s\n", worker_id, token_text), elevel);
 }
 
 /*
@@ -227,12 +264,101 @@ sf_persist_mark(int64 mark_id)
 	log_mark(mark_id);
 }
 
+/*
+ * Keep the lease this server now holds: the file, then a WAL record for the
+ * standbys, flushed.  An error if the file cannot be written.
+ */
+void
+sf_persist_lease(int32 worker_id, const pg_uuid_t *token)
+{
+	xl_snowflake_lease xlrec;
+	XLogRecPtr	lsn;
+
+	write_lease_file(worker_id, token, ERROR);
+
+	xlrec.worker_id = worker_id;
+	xlrec.token = *token;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	lsn = XLogInsert(SNOWFLAKE_RMGR_ID, XLOG_SNOWFLAKE_LEASE);
+	XLogFlush(lsn);
+}
+
+/*
+ * Read a UUID in the form uuid_out writes (8-4-4-4-12 hex digits) without
+ * throwing; false if it is not one.
+ */
+static bool
+read_uuid(const char *text, pg_uuid_t *uuid)
+{
+	int			i = 0;
+
+	for (const char *p = text; *p != '\0'; p++)
+	{
+		int			hi;
+		int			lo;
+
+		if (*p == '-' && (i == 4 || i == 6 || i == 8 || i == 10))
+			continue;
+		if (i >= UUID_LEN || !isxdigit((unsigned char) p[0]) ||
+			!isxdigit((unsigned char) p[1]))
+			return false;
+		hi = isdigit((unsigned char) p[0]) ? p[0] - '0' : pg_ascii_tolower(p[0]) - 'a' + 10;
+		lo = isdigit((unsigned char) p[1]) ? p[1] - '0' : pg_ascii_tolower(p[1]) - 'a' + 10;
+		uuid->data[i++] = (unsigned char) (hi << 4 | lo);
+		p++;
+	}
+	return i == UUID_LEN;
+}
+
+/*
+ * Read the lease file: false if there is none, or (logged) if it cannot be
+ * read; it is only ever a hint to the registry, never trusted for more.
+ */
+bool
+sf_read_lease_file(int32 *worker_id, pg_uuid_t *token)
+{
+	FILE	   *file;
+	char		buf[128];
+	char text[	64];
+	bool		ok;
+
+	file = AllocateFile(SNOWFLAKE_LEASE_FILE, PG_BINARY_R);
+	if (file == NULL)
+	{
+		if (errno != ENOENT)
+			ereport(LOG,
+					(errcode_for_file_access(),
+					 errmsg("could not open file \"%s\": %m",
+							SNOWFLAKE_LEASE_FILE)));
+		return false;
+	}
+	ok = fgets(buf, sizeof(buf), file) != NULL &&
+		sscanf(buf, "%d %63s", worker_id, text) == 2 && *worker_id >= 0;
+	FreeFile(file);
+	if (ok)
+		ok = read_uuid(text, token);
+	if (!ok)
+		ereport(LOG,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("snowflake lease file \"%s\" does not hold a worker id and a token; it is ignored",
+						SNOWFLAKE_LEASE_FILE)));
+	return ok;
+}
+
 static void
 sf_redo(XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 	xl_snowflake_mark *xlrec;
 
+	if (info == XLOG_SNOWFLAKE_LEASE)
+	{
+		xl_snowflake_lease *lease = (xl_snowflake_lease *) XLogRecGetData(record);
+
+		write_lease_file(lease->worker_id, &lease->token, ERROR);
+		return;
+	}
 	if (info != XLOG_SNOWFLAKE_MARK)
 		elog(PANIC, "sf_redo: unknown op code %u", info);
 
@@ -267,6 +393,13 @@ sf_desc(StringInfo buf, XLogReaderState *record)
 
 		appendStringInfo(buf, "mark " INT64_FORMAT, xlrec->mark_id);
 	}
+	else if (info == XLOG_SNOWFLAKE_LEASE)
+	{
+		xl_snowflake_lease *xlrec = (xl_snowflake_lease *) XLogRecGetData(record);
+
+		/* the token is a secret: WAL dumps show only the worker id */
+		appendStringInfo(buf, "lease of worker id %d", xlrec->worker_id);
+	}
 }
 
 static const char *
@@ -274,6 +407,8 @@ sf_identify(uint8 info)
 {
 	if ((info & ~XLR_INFO_MASK) == XLOG_SNOWFLAKE_MARK)
 		return "MARK";
+	if ((info & ~XLR_INFO_MASK) == XLOG_SNOWFLAKE_LEASE)
+		return "LEASE";
 	return NULL;
 }
 
