@@ -294,6 +294,12 @@ typedef struct SnowflakeState
 	int64		est_ms;			/* E as last known (ms), never above E now */
 	TimestampTz anchor_ts;		/* E at anchor_mono_ns */
 	int64		anchor_mono_ns; /* the monotonic clock at anchor_ts */
+	int64		worker;			/* the worker id in use, -1 if none */
+	int64		ceiling;		/* no ID above it may be issued (a lease's) */
+	int64		ceiling_wanted; /* the largest ID a caller waits to issue */
+	ConditionVariable lease_cv; /* broadcast when the lease changes */
+	Latch	   *lease_latch;	/* the lease keeper's latch, NULL if none */
+	SnowflakeLeaseStatus lease; /* what the lease keeper last reported */
 	SnowflakeStats stats;		/* counters, reset by snowflake_stats_reset */
 } SnowflakeState;
 
@@ -306,10 +312,18 @@ typedef enum SnowflakeStep
 	STEP_BORROW_LIMIT,			/* the ID would pass the borrowing bound */
 	STEP_BEFORE_EPOCH,			/* the clock reads before the epoch */
 	STEP_LIFETIME_ENDED,		/* the timestamp field is used up */
-	STEP_MARK_UNREADABLE		/* the persisted mark is unknown */
+	STEP_MARK_UNREADABLE,		/* the persisted mark is unknown */
+	STEP_NO_WORKER,				/* no lease has given a worker id yet */
+	STEP_NEED_CEILING			/* *id would pass the lease's ceiling */
 } SnowflakeStep;
 
 static SnowflakeState *state = NULL;
+
+/*
+ * Whether worker ids come from leases (lease.c) rather than from
+ * snowflake.worker_id alone: set by _PG_init, before shared memory is made.
+ */
+static bool worker_from_lease = false;
 
 static Size
 shmem_size(void)
@@ -434,6 +448,21 @@ shmem_startup(void)
 		state->est_ms = PG_INT64_MIN;
 		state->anchor_ts = GetCurrentTimestamp();
 		state->anchor_mono_ns = monotonic_ns();
+		ConditionVariableInit(&state->lease_cv);
+		if (worker_from_lease)
+		{
+			state->worker = -1;
+			state->ceiling = -1;
+			state->lease.state = SNOWFLAKE_LEASE_CLAIMING;
+		}
+		else
+		{
+			/* sf_reserve() checks that it is set and fits the layout */
+			state->worker = sf_configured_worker_id();
+			state->ceiling = PG_INT64_MAX;
+			state->lease.state = SNOWFLAKE_LEASE_NONE;
+		}
+		state->ceiling_wanted = -1;
 		state->stats.stats_reset = GetCurrentTimestamp();
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -575,18 +604,20 @@ borrowing_limit(const SnowflakeLayout *layout, int64 now, int64 ts,
  *
  * On STEP_ISSUED, *block holds the reserved range (at least one ID, none
  * when n is 0: that call only runs the checks of the others).  On
- * STEP_NEED_MARK, *id is the block's last ID, which passes the durable mark.
- * On STEP_TOO_FAR_AHEAD and STEP_BORROW_LIMIT, *excess is how many ms the
+ * STEP_NEED_MARK, *id is the block's last ID, which passes the durable mark;
+ * on STEP_NEED_CEILING, the ceiling of the worker id's lease.  On
+ * STEP_TOO_FAR_AHEAD and STEP_BORROW_LIMIT, *excess is how many ms the
  * clock must advance before a retry can succeed.  *stepped_back is how far
  * the clock went back since the previous call (0 if it did not), for the
- * caller to log once.
+ * caller to log once.  The worker id is the one in use (state->worker).
  */
 static SnowflakeStep
-generator_step(const SnowflakeLayout *layout, int64 worker, int64 now,
-			   int64 max_drift, int64 max_borrow, int64 n,
-			   SnowflakeBlock *block, int64 *id, int64 *excess,
+generator_step(const SnowflakeLayout *layout, int64 now, int64 max_drift,
+			   int64 max_borrow, int64 n, SnowflakeBlock *block, int64 *id,
+			   int64 *excess,
 			   int64 *stepped_back)
 {
+	int64		worker = state->worker;
 	int			seq_bits = layout->sequence_bits;
 	int			shift = layout->worker_bits + seq_bits;
 	int64		last_ts = state->last_id >> shift;
@@ -611,10 +642,13 @@ generator_step(const SnowflakeLayout *layout, int64 worker, int64 now,
 
 	if (state->mark_unreadable)
 		return STEP_MARK_UNREADABLE;
+	if (worker < 0)
+		return STEP_NO_WORKER;
 	if (now < 0)
 		return STEP_BEFORE_EPOCH;
 	if (now > state->est_ms)
 		state->est_ms = now;
+	block->worker = worker;
 
 	/* where the block starts: the first position above last_id */
 	if (now > last_ts)
@@ -679,6 +713,12 @@ generator_step(const SnowflakeLayout *layout, int64 worker, int64 now,
 
 	*id = sf_compose(layout, last >> seq_bits, worker,
 					 last & layout->max_sequence);
+	if (*id > state->ceiling)
+	{
+		if (*id > state->ceiling_wanted)
+			state->ceiling_wanted = *id;
+		return STEP_NEED_CEILING;
+	}
 	if (*id > state->mark_id)
 		return STEP_NEED_MARK;
 
@@ -769,6 +809,37 @@ refuse(SnowflakeStep step, const SnowflakeLayout *layout, int64 ms)
 							   pstrdup(timestamptz_to_str(layout->epoch)),
 							   pstrdup(timestamptz_to_str(sf_lifetime_end(layout)))),
 					 errhint("A new epoch or layout changes the meaning of every ID: plan it as a migration.")));
+			break;
+		case STEP_NO_WORKER:
+			{
+				SnowflakeLeaseStatus lease;
+
+				sf_get_lease(&lease, NULL, NULL);
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("this server has no snowflake worker id yet"),
+						 errdetail("With snowflake.registry set, the server takes its worker id from a lease in the registry database, and it holds none: %s",
+								   lease.error[0] != '\0' ? lease.error :
+								   "the lease keeper has not yet had an answer."),
+						 errhint("Check that the database named by snowflake.registry can be reached and has the snowflake extension, version 1.4 or later; the lease keeper's lines in the server log say more.")));
+			}
+			break;
+		case STEP_NEED_CEILING:
+			{
+				SnowflakeLeaseStatus lease;
+				int64		worker;
+				int64		ceiling;
+
+				sf_get_lease(&lease, &worker, &ceiling);
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("snowflake IDs have reached the ceiling of this server's worker-id lease"),
+						 errdetail("Under worker id " INT64_FORMAT " this server may issue IDs up to " INT64_FORMAT " until the registry raises that ceiling, and the next ID would be " INT64_FORMAT "; the lease keeper could not renew the lease within snowflake.max_wait (%d ms): %s",
+								   worker, ceiling, drift, max_wait_setting,
+								   lease.error[0] != '\0' ? lease.error :
+								   "it has had no answer yet."),
+						 errhint("Check the registry database named by snowflake.registry: IDs resume as soon as the lease is renewed.  snowflake.lease_time sets how long a server can go on generating without the registry.")));
+			}
 			break;
 		case STEP_MARK_UNREADABLE:
 			ereport(ERROR,
@@ -1022,6 +1093,45 @@ wait_for_clock(int64 ms)
 }
 
 /*
+ * Wait until the lease changes so that a step may issue "id" (its ceiling
+ * covers it, or a new lease gave another worker id), or until
+ * snowflake.max_wait has passed since wait_started: false if it did not.
+ * The lease keeper is woken to renew the lease at once.  Cancellable.
+ */
+static bool
+wait_for_ceiling(int64 id, TimestampTz wait_started)
+{
+	Latch	   *keeper;
+	int64		worker;
+	bool		changed = false;
+
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	keeper = state->lease_latch;
+	worker = state->worker;
+	LWLockRelease(state->lock);
+	if (keeper != NULL)
+		SetLatch(keeper);
+
+	ConditionVariablePrepareToSleep(&state->lease_cv);
+	for (;;)
+	{
+		long		left_ms;
+
+		LWLockAcquire(state->lock, LW_SHARED);
+		changed = state->ceiling >= id || state->worker != worker;
+		LWLockRelease(state->lock);
+		left_ms = max_wait_setting -
+			(long) ((GetCurrentTimestamp() - wait_started) / 1000);
+		if (changed || left_ms <= 0)
+			break;
+		(void) ConditionVariableTimedSleep(&state->lease_cv, left_ms,
+										   PG_WAIT_EXTENSION);
+	}
+	ConditionVariableCancelSleep();
+	return changed;
+}
+
+/*
  * Reserve up to n IDs under one acquisition of the lock, waiting for the
  * clock if the clock rules say so; returns how many *block holds (fewer
  * than n only where max_drift, the borrowing bound or the lifetime cut the
@@ -1042,7 +1152,6 @@ int64
 sf_reserve(int64 n, SnowflakeBlock *block, int64 *wait_started)
 {
 	const SnowflakeLayout *layout = sf_layout();
-	int64		worker = sf_checked_worker_id(layout);
 	TimestampTz first_wait = 0;
 	int64		first_wait_ms = -1;
 	bool		slept = false;
@@ -1058,7 +1167,10 @@ sf_reserve(int64 n, SnowflakeBlock *block, int64 *wait_started)
 				 errhint("Generate IDs on the primary; once promoted, this server issues IDs above every mark it replayed.")));
 	PreventCommandIfReadOnly("snowflake_nextval()");
 
-	block->worker = worker;
+	/* the configured worker id: an error if it is unset or does not fit */
+	if (!worker_from_lease)
+		(void) sf_checked_worker_id(layout);
+
 	for (;;)
 	{
 		SnowflakeStep step;
@@ -1071,7 +1183,7 @@ sf_reserve(int64 n, SnowflakeBlock *block, int64 *wait_started)
 
 		LWLockAcquire(state->lock, LW_EXCLUSIVE);
 		now = sf_clock_ms(layout);
-		step = generator_step(layout, worker, now, max_drift_setting,
+		step = generator_step(layout, now, max_drift_setting,
 							  max_borrow_setting, n, block, &id, &excess,
 							  &stepped_back);
 
@@ -1115,6 +1227,17 @@ sf_reserve(int64 n, SnowflakeBlock *block, int64 *wait_started)
 
 			case STEP_NEED_MARK:
 				ensure_mark(layout, id);
+				break;
+
+			case STEP_NEED_CEILING:
+				if (first_wait == 0)
+					first_wait = GetCurrentTimestamp();
+				if (!wait_for_ceiling(id, first_wait))
+				{
+					count_wait(first_wait);
+					refuse(step, layout, id);
+				}
+				slept = true;
 				break;
 
 			case STEP_TOO_FAR_AHEAD:
@@ -1243,5 +1366,124 @@ sf_reset_stats(void)
 	LWLockAcquire(state->lock, LW_EXCLUSIVE);
 	memset(&state->stats, 0, sizeof(SnowflakeStats));
 	state->stats.stats_reset = GetCurrentTimestamp();
+	LWLockRelease(state->lock);
+}
+
+/*
+ * Leases
+ * ------
+ * With snowflake.registry set, the lease keeper (lease.c) gives the
+ * generator its worker id, the fence the new IDs must stay above, and the
+ * ceiling they must not pass; lease.c's header argues why that keeps any
+ * two holders of one worker id apart.  Here the generator only obeys: no
+ * worker id, no IDs (STEP_NO_WORKER); an ID above the ceiling waits for the
+ * keeper to raise it, up to snowflake.max_wait (STEP_NEED_CEILING).  The
+ * check costs one comparison per step; everything that talks to the
+ * registry happens in the keeper's process.
+ */
+
+/* Worker ids come from leases; called from _PG_init while preloading. */
+void
+sf_generator_use_leases(void)
+{
+	worker_from_lease = true;
+}
+
+/* The keeper attaches its latch when it starts, and detaches it on exit. */
+void
+sf_set_lease_latch(Latch *latch)
+{
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	state->lease_latch = latch;
+	LWLockRelease(state->lock);
+}
+
+/*
+ * Issue IDs under worker id "worker" from now on: above "fence" (and above
+ * every ID issued here before, as always), and up to "ceiling".  The fence
+ * is a floor raised by persistence (the registry's), so a takeover that
+ * starts ahead of the clock may borrow from there, as after a restart.
+ */
+void
+sf_install_lease(int64 worker, int64 fence, int64 ceiling)
+{
+	Assert(worker_from_lease);
+
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	raise_floor(fence);
+	state->worker = worker;
+	state->ceiling = ceiling;
+	LWLockRelease(state->lock);
+	ConditionVariableBroadcast(&state->lease_cv);
+}
+
+/* The lease was renewed: IDs may go up to "ceiling". */
+void
+sf_raise_ceiling(int64 ceiling)
+{
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	if (ceiling > state->ceiling)
+		state->ceiling = ceiling;
+	LWLockRelease(state->lock);
+	ConditionVariableBroadcast(&state->lease_cv);
+}
+
+/*
+ * Issue no more IDs under the lease, so that it can be released: the
+ * ceiling falls to the last ID issued, which is returned.
+ */
+int64
+sf_freeze_lease(void)
+{
+	int64		last_id;
+
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	last_id = state->last_id;
+	if (last_id < state->ceiling)
+		state->ceiling = last_id;
+	LWLockRelease(state->lock);
+	return last_id;
+}
+
+/*
+ * What the keeper needs to ask for the next ceiling: the worker id in use,
+ * the last ID issued, the ceiling, and the largest ID a caller waits to
+ * issue (-1 if none).
+ */
+void
+sf_lease_position(int64 *worker, int64 *last_id, int64 *ceiling,
+				  int64 *wanted)
+{
+	LWLockAcquire(state->lock, LW_SHARED);
+	*worker = state->worker;
+	*last_id = state->last_id;
+	*ceiling = state->ceiling;
+	*wanted = state->ceiling_wanted > state->ceiling ?
+		state->ceiling_wanted : -1;
+	LWLockRelease(state->lock);
+}
+
+/* The keeper's report, shown by snowflake_stats and in refusals. */
+void
+sf_report_lease(const SnowflakeLeaseStatus *lease)
+{
+	LWLockAcquire(state->lock, LW_EXCLUSIVE);
+	state->lease = *lease;
+	LWLockRelease(state->lock);
+}
+
+/*
+ * A copy of the keeper's last report, and (when not NULL) the worker id in
+ * use and the ceiling.
+ */
+void
+sf_get_lease(SnowflakeLeaseStatus *lease, int64 *worker, int64 *ceiling)
+{
+	LWLockAcquire(state->lock, LW_SHARED);
+	*lease = state->lease;
+	if (worker != NULL)
+		*worker = state->worker;
+	if (ceiling != NULL)
+		*ceiling = state->ceiling;
 	LWLockRelease(state->lock);
 }

@@ -67,4 +67,41 @@ typedef struct MarkWriterMemory
 extern long sf_mark_writer_round(MarkWriterMemory *memory);
 extern void sf_set_ahead_latch(Latch *latch);
 
+/* Worker-id leases (lease.c): what the lease keeper reports. */
+typedef enum SnowflakeLeaseState
+{
+	SNOWFLAKE_LEASE_NONE,		/* no registry: the configured worker id */
+	SNOWFLAKE_LEASE_CLAIMING,	/* asking the registry for a worker id */
+	SNOWFLAKE_LEASE_HELD,		/* holding a lease, renewed on time */
+	SNOWFLAKE_LEASE_UNREACHABLE,	/* the registry does not answer */
+	SNOWFLAKE_LEASE_LOST,		/* another server took the worker id */
+	SNOWFLAKE_LEASE_REFUSED		/* the registry refused a claim */
+} SnowflakeLeaseState;
+
+#define SNOWFLAKE_LEASE_ERROR_SIZE 512
+
+typedef struct SnowflakeLeaseStatus
+{
+	SnowflakeLeaseState state;
+	TimestampTz expires;		/* when the lease lapses (the registry's
+								 * clock), 0 if none */
+	int64		renewals;		/* renewals that succeeded */
+	int64		failures;		/* attempts to reach the registry that failed */
+	char		error[SNOWFLAKE_LEASE_ERROR_SIZE];	/* the last problem, or "" */
+	bool		has_token;		/* the keeper drew this server's token */
+	char		token[40];		/* the holder's secret token, as text: never
+								 * shown */
+} SnowflakeLeaseStatus;
+
+extern void sf_generator_use_leases(void);
+extern void sf_set_lease_latch(Latch *latch);
+extern void sf_install_lease(int64 worker, int64 fence, int64 ceiling);
+extern void sf_raise_ceiling(int64 ceiling);
+extern int64 sf_freeze_lease(void);
+extern void sf_lease_position(int64 *worker, int64 *last_id, int64 *ceiling,
+							  int64 *wanted);
+extern void sf_report_lease(const SnowflakeLeaseStatus *lease);
+extern void sf_get_lease(SnowflakeLeaseStatus *lease, int64 *worker,
+						 int64 *ceiling);
+
 #endif							/* SNOWFLAKE_GENERATOR_H */
