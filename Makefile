@@ -11,10 +11,12 @@ EXTVERSION := $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^']
 	$(SNOWFLAKE_SRCDIR)snowflake.control)
 MODULE_big = snowflake
 OBJS = src/snowflake.o src/layout.o src/epoch.o src/generator.o src/mark.o \
-	src/mark_writer.o src/nextval.o src/stats.o src/parts.o src/time_range.o src/base32.o
+	src/mark_writer.o src/lease.o src/nextval.o src/stats.o src/parts.o src/time_range.o src/base32.o
 DATA = $(notdir $(wildcard $(SNOWFLAKE_SRCDIR)snowflake--*.sql))
-# for SNOWFLAKE_MODULE_MAGIC (src/compat.h)
-PG_CPPFLAGS = -DSNOWFLAKE_VERSION='"$(EXTVERSION)"'
+# for SNOWFLAKE_MODULE_MAGIC (src/compat.h); libpq for the lease keeper
+# (src/lease.c), linked as dblink and postgres_fdw link it
+PG_CPPFLAGS = -DSNOWFLAKE_VERSION='"$(EXTVERSION)"' -I$(libpq_srcdir)
+SHLIB_LINK_INTERNAL = $(libpq)
 PGFILEDESC = "snowflake - Twitter-style 64-bit IDs"
 
 # The tests (docs/development.md, "Testing").  None needs a running server:

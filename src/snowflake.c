@@ -42,6 +42,7 @@ _PG_init(void)
 	sf_mark_init();				/* the WAL resource manager of the mark */
 	sf_mark_writer_init();		/* the background mark writer */
 	sf_nextval_init();			/* DISCARD forgets snowflake_currval() */
+	sf_lease_init();			/* worker ids leased from a registry */
 
 	MarkGUCPrefixReserved("snowflake");
 }

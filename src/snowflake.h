@@ -60,5 +60,6 @@ extern void sf_generator_init(void);
 extern void sf_mark_init(void);
 extern void sf_mark_writer_init(void);
 extern void sf_nextval_init(void);
+extern void sf_lease_init(void);
 
 #endif							/* SNOWFLAKE_H */
