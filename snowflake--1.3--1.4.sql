@@ -11,6 +11,146 @@
 -- each public function's OID, comment and privileges.
 --
 
+--
+-- snowflake_stats gains the worker-id lease's columns, and worker_id is
+-- the worker id in use.  (Before snowflake_worker_identity() below binds
+-- itself to the new function.)
+--
+DROP VIEW snowflake_stats;
+DROP FUNCTION snowflake_stats();
+
+CREATE FUNCTION snowflake_stats(
+    OUT worker_id integer,
+    OUT epoch timestamptz,
+    OUT timestamp_bits integer,
+    OUT worker_bits integer,
+    OUT sequence_bits integer,
+    OUT lifetime_end timestamptz,
+    OUT ids_issued bigint,
+    OUT last_id bigint,
+    OUT drift_ms bigint,
+    OUT largest_drift_ms bigint,
+    OUT mark_id bigint,
+    OUT mark_time timestamptz,
+    OUT marks_written bigint,
+    OUT marks_by_callers bigint,
+    OUT marks_ahead bigint,
+    OUT clock_rollbacks bigint,
+    OUT largest_rollback_ms bigint,
+    OUT borrows bigint,
+    OUT waits bigint,
+    OUT wait_time_ms double precision,
+    OUT refusals bigint,
+    OUT stats_reset timestamptz,
+    OUT lease_state text,
+    OUT lease_expires timestamptz,
+    OUT lease_ceiling bigint,
+    OUT lease_headroom_ms bigint,
+    OUT lease_renewals bigint,
+    OUT lease_failures bigint,
+    OUT lease_error text)
+RETURNS record
+AS 'MODULE_PATHNAME', 'snowflake_stats_1_4'
+LANGUAGE C VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION snowflake_stats() IS
+'The generator''s settings, state and counters';
+
+CREATE VIEW snowflake_stats AS
+    SELECT * FROM snowflake_stats();
+
+COMMENT ON VIEW snowflake_stats IS
+'One row: the generator''s settings, state and counters';
+
+COMMENT ON COLUMN snowflake_stats.worker_id IS
+'The worker id in use: snowflake.worker_id, or the one leased from the registry; NULL while there is none';
+
+COMMENT ON COLUMN snowflake_stats.epoch IS
+'The snowflake.epoch in force: the instant timestamp 0 stands for';
+
+COMMENT ON COLUMN snowflake_stats.timestamp_bits IS
+'Width of the timestamp field, in bits: milliseconds since the epoch';
+
+COMMENT ON COLUMN snowflake_stats.worker_bits IS
+'Width of the worker id field, in bits: 2^worker_bits servers';
+
+COMMENT ON COLUMN snowflake_stats.sequence_bits IS
+'Width of the sequence field, in bits: 2^sequence_bits IDs per millisecond';
+
+COMMENT ON COLUMN snowflake_stats.lifetime_end IS
+'The last millisecond an ID can carry under this layout and epoch';
+
+COMMENT ON COLUMN snowflake_stats.ids_issued IS
+'IDs issued since the counters were reset (or the server started)';
+
+COMMENT ON COLUMN snowflake_stats.last_id IS
+'The last ID issued; after a restart, the persisted mark until the first new ID';
+
+COMMENT ON COLUMN snowflake_stats.drift_ms IS
+'How far the last ID''s timestamp is ahead of the wall clock now, in ms (0 if not ahead)';
+
+COMMENT ON COLUMN snowflake_stats.largest_drift_ms IS
+'The furthest ahead of the wall clock an ID ran when issued since the reset, in ms';
+
+COMMENT ON COLUMN snowflake_stats.mark_id IS
+'The persisted mark, as an ID: no ID above it is issued before a new mark is durable';
+
+COMMENT ON COLUMN snowflake_stats.mark_time IS
+'The instant the persisted mark stands for (NULL if beyond timestamptz)';
+
+COMMENT ON COLUMN snowflake_stats.marks_written IS
+'Marks written since the reset, each a WAL flush and a file fsync: marks_by_callers + marks_ahead';
+
+COMMENT ON COLUMN snowflake_stats.marks_by_callers IS
+'Marks written by calls that crossed the mark and waited for the write';
+
+COMMENT ON COLUMN snowflake_stats.marks_ahead IS
+'Marks written ahead of need by the background mark writer, off the callers'' path';
+
+COMMENT ON COLUMN snowflake_stats.clock_rollbacks IS
+'Steps back of the wall clock seen since the reset';
+
+COMMENT ON COLUMN snowflake_stats.largest_rollback_ms IS
+'The largest step back of the wall clock seen since the reset, in ms';
+
+COMMENT ON COLUMN snowflake_stats.borrows IS
+'IDs that took the next millisecond because the current one was used up';
+
+COMMENT ON COLUMN snowflake_stats.waits IS
+'Calls that waited for the clock to catch up, since the reset';
+
+COMMENT ON COLUMN snowflake_stats.wait_time_ms IS
+'Total time calls waited for the clock since the reset, in ms';
+
+COMMENT ON COLUMN snowflake_stats.refusals IS
+'Calls that failed under the clock rules since the reset';
+
+COMMENT ON COLUMN snowflake_stats.stats_reset IS
+'When the counters were last reset, or the server started';
+
+COMMENT ON COLUMN snowflake_stats.lease_state IS
+'Worker-id lease: none (no registry), claiming, held, registry unreachable, lost (taken over) or refused';
+
+COMMENT ON COLUMN snowflake_stats.lease_expires IS
+'When the lease lapses unless renewed, on the registry''s clock (NULL without a lease)';
+
+COMMENT ON COLUMN snowflake_stats.lease_ceiling IS
+'The highest ID the lease lets this server issue before it is renewed';
+
+COMMENT ON COLUMN snowflake_stats.lease_headroom_ms IS
+'How far the ceiling''s time is ahead of the clock, in ms: how long generation goes on without the registry';
+
+COMMENT ON COLUMN snowflake_stats.lease_renewals IS
+'Renewals of the lease since the server started';
+
+COMMENT ON COLUMN snowflake_stats.lease_failures IS
+'Attempts to claim or renew a lease that failed since the server started';
+
+COMMENT ON COLUMN snowflake_stats.lease_error IS
+'The last problem with the registry, NULL if none since the last success';
+
+GRANT SELECT ON snowflake_stats TO PUBLIC;
+
 COMMENT ON SCHEMA snowflake IS
 'The snowflake extension''s registry and internal functions, kept out of the application''s schema';
 
@@ -749,3 +889,410 @@ BEGIN ATOMIC
     SELECT m.kind, m.step, m.statement
       FROM snowflake.migrate(tbl, col, dry_run, widen, @extschema@.snowflake_nextval()) AS m;
 END;
+
+--
+-- The registry keeps leases beside the hand registrations
+--
+
+ALTER TABLE snowflake.workers
+    ADD COLUMN holder bytea,
+    ADD COLUMN lease_expires timestamptz,
+    ADD COLUMN ceiling bigint,
+    ADD COLUMN fence bigint,
+    ADD COLUMN layout text,
+    ADD COLUMN held_since timestamptz,
+    ADD COLUMN renewed timestamptz;
+
+COMMENT ON COLUMN snowflake.workers.holder IS
+'Leases: SHA-256 of the holder''s secret token; NULL for a worker id registered by hand';
+COMMENT ON COLUMN snowflake.workers.lease_expires IS
+'Leases: when other servers may take the worker id (the registry''s clock)';
+COMMENT ON COLUMN snowflake.workers.ceiling IS
+'Leases: no holder of the worker id has issued an ID above this one';
+COMMENT ON COLUMN snowflake.workers.fence IS
+'Leases: the ceiling when the current holder claimed it; it issues only IDs above';
+COMMENT ON COLUMN snowflake.workers.layout IS
+'Leases: the layout and epoch the ceiling is written in';
+COMMENT ON COLUMN snowflake.workers.held_since IS
+'Leases: when the current holder claimed the worker id';
+COMMENT ON COLUMN snowflake.workers.renewed IS
+'Leases: when the current holder last renewed its lease';
+
+CREATE OR REPLACE FUNCTION snowflake.workers_guard()
+RETURNS trigger
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    held snowflake.workers;
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        IF OLD.ceiling IS NOT NULL THEN
+            RAISE EXCEPTION 'the registry row of snowflake worker id % records a lease''s ceiling', OLD.worker_id
+                USING ERRCODE = 'object_in_use',
+                      DETAIL = 'The next server that takes this worker id must issue IDs above every ID its earlier holders issued, and only this row records them.',
+                      HINT = 'Rows of leases are never deleted; a worker id whose lease lapsed is taken again by the next server that needs one.  A whole fleet moving to a new layout starts an empty registry (TRUNCATE snowflake.workers).',
+                      SCHEMA = TG_TABLE_SCHEMA,
+                      TABLE = TG_TABLE_NAME;
+        END IF;
+        RETURN OLD;
+    END IF;
+    IF TG_OP = 'UPDATE' THEN
+        IF NEW.worker_id = OLD.worker_id
+           AND NEW.system_identifier = OLD.system_identifier THEN
+            RETURN NEW;
+        END IF;
+        IF NEW.worker_id = OLD.worker_id THEN
+            -- the row being changed is the one that holds the worker id;
+            -- a lease that lapsed may pass to another system
+            IF OLD.holder IS NOT NULL AND OLD.lease_expires <= now() THEN
+                RETURN NEW;
+            END IF;
+            held := OLD;
+        ELSE
+            SELECT * INTO held
+              FROM snowflake.workers w
+             WHERE w.worker_id = NEW.worker_id;
+            -- a free worker id may be taken, as by an insert; one that
+            -- this system holds in another row is left to the primary key
+            IF NOT FOUND OR held.system_identifier = NEW.system_identifier THEN
+                RETURN NEW;
+            END IF;
+        END IF;
+        RAISE EXCEPTION 'snowflake worker id % is already registered by another server',
+                        NEW.worker_id
+            USING ERRCODE = 'unique_violation',
+                  DETAIL = format('Worker id %s belongs to database system %s (%s) since %s; an update tried to give it to database system %s (%s).',
+                                  held.worker_id, held.system_identifier,
+                                  coalesce('host "' || held.host || '"', 'no host recorded'),
+                                  held.first_seen,
+                                  NEW.system_identifier,
+                                  coalesce('host "' || NEW.host || '"', 'no host recorded')),
+                  HINT = 'Two servers with the same worker id generate the same IDs, so a worker id does not move to another database system by UPDATE.  If the registered server is gone for good, or became a new database system (pg_upgrade, a restored dump), delete its row and register the new system.',
+                  SCHEMA = TG_TABLE_SCHEMA,
+                  TABLE = TG_TABLE_NAME;
+    END IF;
+
+    SELECT * INTO held
+      FROM snowflake.workers w
+     WHERE w.worker_id = NEW.worker_id;
+    IF NOT FOUND THEN
+        RETURN NEW;
+    END IF;
+    IF held.system_identifier = NEW.system_identifier THEN
+        -- already registered by this system: keep the first row
+        RETURN NULL;
+    END IF;
+    RAISE EXCEPTION 'snowflake worker id % is already registered by another server',
+                    NEW.worker_id
+        USING ERRCODE = 'unique_violation',
+              DETAIL = format('Worker id %s belongs to database system %s (%s) since %s; database system %s (%s) tried to register it too.',
+                              held.worker_id, held.system_identifier,
+                              coalesce('host "' || held.host || '"', 'no host recorded'),
+                              held.first_seen,
+                              NEW.system_identifier,
+                              coalesce('host "' || NEW.host || '"', 'no host recorded')),
+              HINT = 'Two servers with the same worker id generate the same IDs.  Give one of them another snowflake.worker_id and restart it; if the registered server is gone for good, delete its row first.',
+              SCHEMA = TG_TABLE_SCHEMA,
+              TABLE = TG_TABLE_NAME;
+END
+$$;
+
+DROP TRIGGER workers_guard ON snowflake.workers;
+
+CREATE TRIGGER workers_guard
+    BEFORE INSERT OR UPDATE OF worker_id, system_identifier OR DELETE
+    ON snowflake.workers
+    FOR EACH ROW EXECUTE FUNCTION snowflake.workers_guard();
+
+ALTER TABLE snowflake.workers
+    ENABLE ALWAYS TRIGGER workers_guard;
+
+--
+-- Worker-id leases
+--
+-- A server configured with snowflake.registry takes its worker id from the
+-- registry database by itself, through the three functions below, which
+-- its lease keeper (src/lease.c) calls over libpq.  The lease decides who
+-- may take a worker id; the ceiling guarantees that no two holders of one
+-- worker id, ever, issue the same ID:
+--
+--   * ceiling is an ID.  Before a holder issues an ID under a worker id, a
+--     transaction of lease_renew() that raised that row's ceiling to at
+--     least that ID has committed while the row still held the holder's
+--     token.  The ceiling only ever goes up, except at lease_release()
+--     (below).
+--   * lease_claim() gives a worker id to a new holder (a new token) and
+--     returns the row's ceiling as the fence: the new holder issues only
+--     IDs above it.
+--   * After a claim, the earlier holder's renewals find another token and
+--     change nothing, so every ID it ever issued lies at or below a ceiling
+--     that committed before the claim: at or below the fence.  Hence any two
+--     holders of one worker id issue disjoint IDs, whatever their clocks,
+--     whether or not the earlier one still runs, and however the lease
+--     expired or was taken.  Row locks order a claim and a renewal of the
+--     same row; claims also lock the table against each other.
+--   * lease_release() lowers the ceiling to the largest ID its holder
+--     issued (it has stopped issuing by then), but never below the fence it
+--     claimed at, which covers every earlier holder: still at or above every
+--     ID issued under that worker id, so the argument holds, and the next
+--     holder starts right above the last real ID rather than a lease's
+--     length ahead.
+--
+-- Expiry uses the registry's clock only, and only decides when another
+-- server may take a worker id without proof that it is the holder.  A
+-- server proves that with the token of the holder it follows (its own
+-- before a crash, or its primary's, replicated to standbys in WAL): it may
+-- then take the lease before it expires, fenced like any claim.  Tokens are
+-- secrets; the table keeps only their SHA-256 digests, so reading the
+-- registry lets no one act as a holder.
+--
+-- The functions are SECURITY DEFINER so that the role servers use can
+-- claim, renew and release leases without any privilege on the table.
+-- They are owned by the superuser who ran this script, are PL/pgSQL with
+-- their search path set to pg_catalog then pg_temp (which is never
+-- searched for functions or operators), so that every name and operator
+-- in them is looked up there when they run, name every other object with
+-- its schema, which is this superuser-owned schema, and run no dynamic
+-- SQL.  (A BEGIN ATOMIC body would resolve its operators while this
+-- script runs, with the extension's schema on the path, where the role
+-- creating the extension could have planted a closer match.)
+--
+
+-- The holder's token as the table keeps it.
+CREATE FUNCTION snowflake.lease_digest(token uuid)
+RETURNS bytea
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT pg_catalog.sha256(pg_catalog.uuid_send(token));
+END;
+
+COMMENT ON FUNCTION snowflake.lease_digest(uuid) IS
+'Leases: the SHA-256 of a holder''s token, as snowflake.workers keeps it';
+
+CREATE FUNCTION snowflake.lease_claim(system_identifier bigint,
+                                      host text,
+                                      layout text,
+                                      worker_bits integer,
+                                      lease_ms integer,
+                                      token uuid,
+                                      prefer integer,
+                                      proof uuid,
+                                      configured boolean,
+                                      OUT worker_id integer,
+                                      OUT fence bigint,
+                                      OUT lease_expires timestamptz)
+RETURNS record
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+-- Gives a worker id to the holder of "token": "prefer" if it is free, its
+-- lease lapsed, it is registered by hand to this system, or "proof" is the
+-- token of its current holder on this system; otherwise (unless
+-- "configured", which allows only "prefer") a worker id no one ever held,
+-- else the lapsed lease with the lowest ceiling.  Returns the worker id,
+-- the fence (the ceiling so far: the holder issues only IDs above it; -1 if
+-- none) and when the lease lapses unless renewed.
+DECLARE
+    v_max       integer;
+    v_digest    bytea;
+    v_proof     bytea;
+    v_row       snowflake.workers;
+    v_id        integer;
+    v_other     snowflake.workers;
+BEGIN
+    IF system_identifier IS NULL OR layout IS NULL OR worker_bits IS NULL
+       OR lease_ms IS NULL OR token IS NULL OR configured IS NULL THEN
+        RAISE EXCEPTION 'arguments of snowflake.lease_claim must not be null, except prefer and proof'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF worker_bits NOT BETWEEN 0 AND 20 THEN
+        RAISE EXCEPTION 'worker_bits % is out of range', worker_bits
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'snowflake.worker_bits goes from 0 to 20.';
+    END IF;
+    IF lease_ms NOT BETWEEN 1000 AND 86400000 THEN
+        RAISE EXCEPTION 'lease time % ms is out of range', lease_ms
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'A lease lasts from 1 second to 1 day.';
+    END IF;
+    v_max := (1 << worker_bits) - 1;
+    IF prefer IS NOT NULL AND prefer NOT BETWEEN 0 AND v_max THEN
+        IF configured THEN
+            RAISE EXCEPTION 'worker id % does not fit in % worker bits', prefer, worker_bits
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        prefer := NULL;
+    END IF;
+    v_digest := snowflake.lease_digest(token);
+    v_proof := snowflake.lease_digest(proof);
+
+    -- Claims wait for each other; renewals of other rows wait only for the
+    -- moment a claim takes.
+    LOCK TABLE snowflake.workers IN SHARE ROW EXCLUSIVE MODE;
+
+    -- Ceilings are IDs: one layout and epoch for the whole fleet.
+    SELECT * INTO v_other FROM snowflake.workers w
+     WHERE w.layout IS NOT NULL AND w.layout <> lease_claim.layout
+     ORDER BY w.worker_id LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'this server''s snowflake layout differs from the layout of the fleet in the registry'
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('Worker id %s was leased under %s; this server uses %s.',
+                                  v_other.worker_id, v_other.layout, lease_claim.layout),
+                  HINT = 'Servers that share a registry must have the same snowflake.epoch, snowflake.id_bits, snowflake.worker_bits and snowflake.sequence_bits: ceilings are IDs, which mean nothing under another layout.';
+    END IF;
+
+    IF prefer IS NOT NULL THEN
+        SELECT * INTO v_row FROM snowflake.workers w WHERE w.worker_id = prefer;
+        IF NOT FOUND
+           OR (v_row.holder IS NULL
+               AND v_row.system_identifier = lease_claim.system_identifier)
+           OR (v_row.holder IS NOT NULL
+               AND (v_row.lease_expires <= now()
+                    OR v_row.holder = v_digest
+                    OR (v_row.holder = v_proof
+                        AND v_row.system_identifier = lease_claim.system_identifier))) THEN
+            v_id := prefer;
+        ELSIF configured THEN
+            RAISE EXCEPTION 'snowflake worker id % is held by another server', prefer
+                USING ERRCODE = 'object_in_use',
+                      DETAIL = CASE WHEN v_row.holder IS NULL
+                               THEN format('Worker id %s is registered by hand to database system %s (%s) since %s.',
+                                           prefer, v_row.system_identifier,
+                                           coalesce('host "' || v_row.host || '"', 'no host recorded'),
+                                           v_row.first_seen)
+                               ELSE format('Worker id %s is leased by database system %s (%s) until %s.',
+                                           prefer, v_row.system_identifier,
+                                           coalesce('host "' || v_row.host || '"', 'no host recorded'),
+                                           v_row.lease_expires)
+                               END,
+                      HINT = 'Two servers with the same worker id would issue the same IDs, so this one generates none.  Give it another snowflake.worker_id, or leave snowflake.worker_id unset so that the registry assigns one.';
+        END IF;
+    END IF;
+
+    IF v_id IS NULL THEN
+        -- a worker id no one has held starts at the clock
+        SELECT g INTO v_id
+          FROM pg_catalog.generate_series(0, v_max) AS g
+         WHERE NOT EXISTS (SELECT FROM snowflake.workers w WHERE w.worker_id = g)
+         ORDER BY g LIMIT 1;
+    END IF;
+    IF v_id IS NULL THEN
+        -- a lapsed lease, the one whose ceiling is lowest
+        SELECT w.worker_id INTO v_id
+          FROM snowflake.workers w
+         WHERE w.worker_id <= v_max AND w.holder IS NOT NULL
+           AND w.lease_expires <= now()
+         ORDER BY w.ceiling NULLS FIRST, w.worker_id
+         LIMIT 1;
+    END IF;
+    IF v_id IS NULL THEN
+        RAISE EXCEPTION 'every snowflake worker id is held'
+            USING ERRCODE = 'configuration_limit_exceeded',
+                  DETAIL = format('All %s worker ids of %s worker bits are leased by running servers or registered by hand; the first lease lapses at %s.',
+                                  v_max + 1, worker_bits,
+                                  (SELECT min(w.lease_expires) FROM snowflake.workers w
+                                    WHERE w.worker_id <= v_max AND w.holder IS NOT NULL)),
+                  HINT = 'Servers that stopped cleanly free their worker ids at once, others when their lease lapses (snowflake.lease_time).  A fleet this large needs more snowflake.worker_bits, which is a new layout.';
+    END IF;
+
+    UPDATE snowflake.workers w
+       SET system_identifier = lease_claim.system_identifier,
+           host = lease_claim.host,
+           holder = v_digest,
+           lease_expires = now() + lease_ms * interval '1 millisecond',
+           fence = w.ceiling,
+           layout = lease_claim.layout,
+           held_since = now(),
+           renewed = now()
+     WHERE w.worker_id = v_id
+    RETURNING w.worker_id, coalesce(w.fence, -1), w.lease_expires
+         INTO lease_claim.worker_id, lease_claim.fence, lease_claim.lease_expires;
+    IF NOT FOUND THEN
+        INSERT INTO snowflake.workers AS w
+               (worker_id, system_identifier, host, holder, lease_expires,
+                layout, held_since, renewed)
+        VALUES (v_id, lease_claim.system_identifier, lease_claim.host, v_digest,
+                now() + lease_ms * interval '1 millisecond',
+                lease_claim.layout, now(), now())
+        RETURNING w.worker_id, -1, w.lease_expires
+             INTO lease_claim.worker_id, lease_claim.fence, lease_claim.lease_expires;
+    END IF;
+END
+$$;
+
+COMMENT ON FUNCTION snowflake.lease_claim(bigint, text, text, integer, integer, uuid, integer, uuid, boolean) IS
+'Leases: gives a worker id to a server; returns it with the fence its IDs must stay above';
+
+CREATE FUNCTION snowflake.lease_renew(worker_id integer,
+                                      token uuid,
+                                      wanted bigint,
+                                      lease_ms integer,
+                                      OUT ceiling bigint,
+                                      OUT lease_expires timestamptz)
+RETURNS SETOF record
+LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+-- Raises the ceiling of the holder of "token" to at least "wanted" and
+-- extends its lease by lease_ms; returns the row's ceiling and expiry, or
+-- no row if the token no longer holds the worker id.
+BEGIN
+    UPDATE snowflake.workers w
+       SET ceiling = greatest(w.ceiling, lease_renew.wanted),
+           lease_expires = now() + least(greatest(lease_renew.lease_ms, 1000), 86400000)
+                                   * interval '1 millisecond',
+           renewed = now()
+     WHERE w.worker_id = lease_renew.worker_id
+       AND w.holder = snowflake.lease_digest(lease_renew.token)
+    RETURNING w.ceiling, w.lease_expires
+         INTO lease_renew.ceiling, lease_renew.lease_expires;
+    IF FOUND THEN
+        RETURN NEXT;
+    END IF;
+END
+$$;
+
+COMMENT ON FUNCTION snowflake.lease_renew(integer, uuid, bigint, integer) IS
+'Leases: raises the holder''s ceiling and extends its lease; no row if it no longer holds it';
+
+CREATE FUNCTION snowflake.lease_release(worker_id integer,
+                                        token uuid,
+                                        last_id bigint)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+-- Ends the lease of the holder of "token" now, and lowers the ceiling to
+-- last_id, the last ID it issued (it has stopped issuing), but never below
+-- the fence it claimed at, which covers every earlier holder.  False if
+-- the token no longer holds the worker id.
+BEGIN
+    UPDATE snowflake.workers w
+       SET lease_expires = now(),
+           ceiling = greatest(w.fence, least(w.ceiling, lease_release.last_id)),
+           renewed = now()
+     WHERE w.worker_id = lease_release.worker_id
+       AND w.holder = snowflake.lease_digest(lease_release.token);
+    RETURN FOUND;
+END
+$$;
+
+COMMENT ON FUNCTION snowflake.lease_release(integer, uuid, bigint) IS
+'Leases: frees the holder''s worker id; its ceiling falls to the last ID it issued';
+
+-- Leases are taken through these functions only.  The role that created
+-- the extension may grant them to the role the fleet's servers log in as:
+--   GRANT EXECUTE ON FUNCTION snowflake.lease_claim, snowflake.lease_renew,
+--       snowflake.lease_release TO fleet;
+REVOKE ALL ON FUNCTION
+    snowflake.lease_claim(bigint, text, text, integer, integer, uuid, integer, uuid, boolean),
+    snowflake.lease_renew(integer, uuid, bigint, integer),
+    snowflake.lease_release(integer, uuid, bigint)
+    FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION
+    snowflake.lease_claim(bigint, text, text, integer, integer, uuid, integer, uuid, boolean),
+    snowflake.lease_renew(integer, uuid, bigint, integer),
+    snowflake.lease_release(integer, uuid, bigint)
+    TO @extowner@ WITH GRANT OPTION;

@@ -15,6 +15,7 @@
 #include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "utils/builtins.h"
 #include "utils/timestamp.h"
 
 #include "generator.h"
@@ -23,6 +24,7 @@
 PG_FUNCTION_INFO_V1(snowflake_stats);
 PG_FUNCTION_INFO_V1(snowflake_stats_1_2);
 PG_FUNCTION_INFO_V1(snowflake_stats_1_3);
+PG_FUNCTION_INFO_V1(snowflake_stats_1_4);
 PG_FUNCTION_INFO_V1(snowflake_stats_reset);
 
 /* The versions of the SQL objects, and what each has of the columns. */
@@ -30,13 +32,26 @@ typedef enum StatsVersion
 {
 	STATS_V1_1,					/* 19 columns */
 	STATS_V1_2,					/* 1.1's, and largest_drift_ms after drift_ms */
-	STATS_V1_3					/* 1.2's, and marks_by_callers, marks_ahead
+	STATS_V1_3,					/* 1.2's, and marks_by_callers, marks_ahead
 								 * after marks_written */
+	STATS_V1_4					/* 1.3's, worker_id the one in use, and the
+								 * lease's seven columns at the end */
 } StatsVersion;
 
 #define STATS_COLUMNS_V1_1	19
 #define STATS_COLUMNS_V1_2	20
 #define STATS_COLUMNS_V1_3	22
+#define STATS_COLUMNS_V1_4	29
+
+/* The lease's state as snowflake_stats shows it. */
+static const char *const lease_states[] = {
+	[SNOWFLAKE_LEASE_NONE] = "none",
+	[SNOWFLAKE_LEASE_CLAIMING] = "claiming",
+	[SNOWFLAKE_LEASE_HELD] = "held",
+	[SNOWFLAKE_LEASE_UNREACHABLE] = "registry unreachable",
+	[SNOWFLAKE_LEASE_LOST] = "lost",
+	[SNOWFLAKE_LEASE_REFUSED] = "refused"
+};
 
 /* An int64 that may be "none" (-1) as a nullable bigint column. */
 #define SET_ID_COLUMN(i, v) \
@@ -51,11 +66,15 @@ stats_internal(FunctionCallInfo fcinfo, StatsVersion version)
 	const SnowflakeLayout *layout = sf_layout();
 	int			shift = layout->worker_bits + layout->sequence_bits;
 	TupleDesc	tupdesc;
-	Datum		values[STATS_COLUMNS_V1_3];
-	bool		nulls[STATS_COLUMNS_V1_3];
+	Datum		values[STATS_COLUMNS_V1_4];
+	bool		nulls[STATS_COLUMNS_V1_4];
 	static const int columns[] = {
-		STATS_COLUMNS_V1_1, STATS_COLUMNS_V1_2, STATS_COLUMNS_V1_3
+		STATS_COLUMNS_V1_1, STATS_COLUMNS_V1_2, STATS_COLUMNS_V1_3,
+		STATS_COLUMNS_V1_4
 	};
+	SnowflakeLeaseStatus lease;
+	int64		worker;
+	int64		ceiling;
 	SnowflakeStats stats;
 	int64		last_id;
 	int64		mark_id;
@@ -71,8 +90,12 @@ stats_internal(FunctionCallInfo fcinfo, StatsVersion version)
 	sf_get_stats(&stats, &last_id, &mark_id, &drift_ms);
 	memset(nulls, 0, sizeof(nulls));
 
-	nulls[i] = layout->worker_id == SNOWFLAKE_WORKER_ID_UNSET;
-	values[i++] = Int32GetDatum(layout->worker_id);
+	/* 1.4 shows the worker id in use, leased or configured */
+	sf_get_lease(&lease, &worker, &ceiling);
+	if (version < STATS_V1_4)
+		worker = layout->worker_id;
+	nulls[i] = worker < 0;
+	values[i++] = Int32GetDatum((int32) worker);
 	values[i++] = TimestampTzGetDatum(layout->epoch);
 	values[i++] = Int32GetDatum(layout->timestamp_bits);
 	values[i++] = Int32GetDatum(layout->worker_bits);
@@ -110,6 +133,22 @@ stats_internal(FunctionCallInfo fcinfo, StatsVersion version)
 	values[i++] = Float8GetDatum(stats.wait_us / 1000.0);
 	values[i++] = Int64GetDatum(stats.refusals);
 	values[i++] = TimestampTzGetDatum(stats.stats_reset);
+	if (version >= STATS_V1_4)
+	{
+		bool		leased = lease.state != SNOWFLAKE_LEASE_NONE;
+
+		values[i++] = CStringGetTextDatum(lease_states[lease.state]);
+		nulls[i] = lease.expires == 0;
+		values[i++] = TimestampTzGetDatum(lease.expires);
+		nulls[i] = !leased || worker < 0;
+		values[i++] = Int64GetDatum(ceiling);
+		nulls[i] = !leased || worker < 0;
+		values[i++] = Int64GetDatum((ceiling >> shift) - sf_clock_ms(layout));
+		values[i++] = Int64GetDatum(lease.renewals);
+		values[i++] = Int64GetDatum(lease.failures);
+		nulls[i] = lease.error[0] == '\0';
+		values[i++] = CStringGetTextDatum(lease.error);
+	}
 	Assert(i == tupdesc->natts);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
@@ -132,6 +171,12 @@ Datum
 snowflake_stats_1_3(PG_FUNCTION_ARGS)
 {
 	return stats_internal(fcinfo, STATS_V1_3);
+}
+
+Datum
+snowflake_stats_1_4(PG_FUNCTION_ARGS)
+{
+	return stats_internal(fcinfo, STATS_V1_4);
 }
 
 Datum
