@@ -151,6 +151,35 @@ COMMENT ON COLUMN snowflake_stats.lease_error IS
 
 GRANT SELECT ON snowflake_stats TO PUBLIC;
 
+--
+-- The registry keeps leases beside the hand registrations (before the
+-- functions below that return its rows bind themselves to its columns)
+--
+
+ALTER TABLE snowflake.workers
+    ADD COLUMN holder bytea,
+    ADD COLUMN lease_expires timestamptz,
+    ADD COLUMN ceiling bigint,
+    ADD COLUMN fence bigint,
+    ADD COLUMN layout text,
+    ADD COLUMN held_since timestamptz,
+    ADD COLUMN renewed timestamptz;
+
+COMMENT ON COLUMN snowflake.workers.holder IS
+'Leases: SHA-256 of the holder''s secret token; NULL for a worker id registered by hand';
+COMMENT ON COLUMN snowflake.workers.lease_expires IS
+'Leases: when other servers may take the worker id (the registry''s clock)';
+COMMENT ON COLUMN snowflake.workers.ceiling IS
+'Leases: no holder of the worker id has issued an ID above this one';
+COMMENT ON COLUMN snowflake.workers.fence IS
+'Leases: the ceiling when the current holder claimed it; it issues only IDs above';
+COMMENT ON COLUMN snowflake.workers.layout IS
+'Leases: the layout and epoch the ceiling is written in';
+COMMENT ON COLUMN snowflake.workers.held_since IS
+'Leases: when the current holder claimed the worker id';
+COMMENT ON COLUMN snowflake.workers.renewed IS
+'Leases: when the current holder last renewed its lease';
+
 COMMENT ON SCHEMA snowflake IS
 'The snowflake extension''s registry and internal functions, kept out of the application''s schema';
 
@@ -890,33 +919,6 @@ BEGIN ATOMIC
       FROM snowflake.migrate(tbl, col, dry_run, widen, @extschema@.snowflake_nextval()) AS m;
 END;
 
---
--- The registry keeps leases beside the hand registrations
---
-
-ALTER TABLE snowflake.workers
-    ADD COLUMN holder bytea,
-    ADD COLUMN lease_expires timestamptz,
-    ADD COLUMN ceiling bigint,
-    ADD COLUMN fence bigint,
-    ADD COLUMN layout text,
-    ADD COLUMN held_since timestamptz,
-    ADD COLUMN renewed timestamptz;
-
-COMMENT ON COLUMN snowflake.workers.holder IS
-'Leases: SHA-256 of the holder''s secret token; NULL for a worker id registered by hand';
-COMMENT ON COLUMN snowflake.workers.lease_expires IS
-'Leases: when other servers may take the worker id (the registry''s clock)';
-COMMENT ON COLUMN snowflake.workers.ceiling IS
-'Leases: no holder of the worker id has issued an ID above this one';
-COMMENT ON COLUMN snowflake.workers.fence IS
-'Leases: the ceiling when the current holder claimed it; it issues only IDs above';
-COMMENT ON COLUMN snowflake.workers.layout IS
-'Leases: the layout and epoch the ceiling is written in';
-COMMENT ON COLUMN snowflake.workers.held_since IS
-'Leases: when the current holder claimed the worker id';
-COMMENT ON COLUMN snowflake.workers.renewed IS
-'Leases: when the current holder last renewed its lease';
 
 CREATE OR REPLACE FUNCTION snowflake.workers_guard()
 RETURNS trigger

@@ -45,8 +45,11 @@ ALTER EXTENSION snowflake UPDATE;
 SELECT extversion, pg_get_userbyid(extowner) AS extension_owner
   FROM pg_extension WHERE extname = 'snowflake';
 
--- every object is the bootstrap superuser's, and none runs with its owner's
--- privileges (SECURITY DEFINER)
+-- every object is the bootstrap superuser's; only the three lease functions
+-- run with its privileges (SECURITY DEFINER), so that the fleet's role
+-- needs no privilege on the registry table: they live in the schema
+-- snowflake, take no search path from the caller, and no one may run them
+-- unless the extension's owner grants it
 SELECT (SELECT rolname FROM pg_roles WHERE oid = 10) = :'superuser' AS bootstrap_is_superuser;
 SELECT pg_get_userbyid(coalesce(p.proowner, c.relowner, n.nspowner, o.oprowner)) = :'superuser'
          AS owned_by_bootstrap_superuser,
@@ -61,6 +64,15 @@ SELECT pg_get_userbyid(coalesce(p.proowner, c.relowner, n.nspowner, o.oprowner))
  WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
    AND NOT (d.classid = 'pg_type'::regclass)
  GROUP BY 1;
+SELECT p.oid::regprocedure AS security_definer, p.pronamespace::regnamespace AS schema,
+       p.proconfig AS settings,
+       has_function_privilege('public', p.oid, 'EXECUTE') AS public_may_run,
+       has_function_privilege('regress_snowflake_owner', p.oid, 'EXECUTE WITH GRANT OPTION') AS owner_may_grant
+  FROM pg_depend d
+  JOIN pg_extension e ON d.refobjid = e.oid AND e.extname = 'snowflake'
+  JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid
+ WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e' AND p.prosecdef
+ ORDER BY 1::text;
 
 -- so the owner can use it like everyone else,
 SELECT snowflake_nextval() > 0 AS generates;
