@@ -85,6 +85,20 @@ our @EXPORT = qw(
   first_program
   copy_tree
   run_program
+  registry_node
+  registry_conninfo
+  lease_node
+  add_ids_table
+  issue_ids
+  wait_for_lease
+  lease_stats
+  lease_row
+  shorten_lease
+  keeper_pid
+  collect_ids
+  check_no_duplicates
+  check_fenced
+  check_twin_refused
 );
 
 # libfaketime lives in the directory of this system's multiarch triplet
@@ -985,6 +999,322 @@ sub issue_until_lifetime_end
 		END
 		$$;
 	});
+	return;
+}
+
+=back
+
+=head2 Worker-id leases
+
+A registry node and servers that lease their worker ids from it
+(snowflake.registry).  Each server keeps the IDs it issues in its table
+C<ids (id, phase)>; C<collect_ids> copies them to the registry's table
+C<ids (server, worker, id)>, where the checks compare every server's IDs
+in SQL.
+
+=over
+
+=item registry_node($name)
+
+Make and start a registry: a node that does not preload the library (a
+registry needs only the extension's SQL), with the extension created in
+database postgres; a role C<fleet> that may log in and execute the three
+lease functions, and nothing more; and the table C<ids (server, worker, id)>
+for the IDs the test collects.
+
+=cut
+
+sub registry_node
+{
+	my ($name) = @_;
+	my $node = snowflake_node($name, preload => 0);
+
+	$node->start;
+	$node->safe_psql(
+		'postgres', q{
+		CREATE EXTENSION snowflake;
+		CREATE ROLE fleet LOGIN;
+		GRANT EXECUTE ON FUNCTION snowflake.lease_claim, snowflake.lease_renew,
+		    snowflake.lease_release TO fleet;
+		CREATE TABLE ids (server text NOT NULL, worker int NOT NULL, id bigint NOT NULL);
+	});
+	return $node;
+}
+
+=item registry_conninfo($registry [, $user [, $dbname]])
+
+The connection string of the registry's database $dbname (default
+postgres) as $user (default C<fleet>), with no quotes in it, so that it
+fits in a postgresql.conf value.
+
+=cut
+
+sub registry_conninfo
+{
+	my ($registry, $user, $dbname) = @_;
+	return sprintf('host=%s port=%d dbname=%s user=%s',
+		$registry->host, $registry->port, $dbname // 'postgres', $user // 'fleet');
+}
+
+=item lease_node($name, $registry, %options)
+
+C<snowflake_node> (same options) for a server that leases its worker id from
+$registry as C<fleet>, with snowflake.lease_time 2 s, so that leases lapse
+quickly, and snowflake.max_wait 10 s, so that a call at the ceiling waits
+for a renewal that a loaded machine delays rather than fail; C<conf> adds
+to or overrides these.  Not started.
+
+A lease of 2 s lapses whenever the keeper cannot renew it for 2 s, which a
+loaded machine can cause: where a test counts on a lease not lapsing (a
+second server must be refused), the holder needs a longer lease, and
+C<shorten_lease> before it crashes if the test then waits for the lapse.
+
+=cut
+
+sub lease_node
+{
+	my ($name, $registry, %options) = @_;
+	my %conf = (
+		'snowflake.registry' => registry_conninfo($registry),
+		'snowflake.lease_time' => '2s',
+		'snowflake.max_wait' => '10s',
+		%{ $options{conf} // {} });
+
+	return snowflake_node($name, %options, conf => \%conf);
+}
+
+=item add_ids_table($node)
+
+Create the extension and the table C<ids (id, phase)> on a running node.
+
+=cut
+
+sub add_ids_table
+{
+	my ($node) = @_;
+	$node->safe_psql(
+		'postgres', q{
+		CREATE EXTENSION snowflake;
+		CREATE TABLE ids (id bigint NOT NULL, phase int NOT NULL);
+	});
+	return;
+}
+
+=item issue_ids($node, $phase, $count)
+
+Insert $count new IDs into the node's table ids as phase $phase.
+
+=cut
+
+sub issue_ids
+{
+	my ($node, $phase, $count) = @_;
+	$node->safe_psql('postgres',
+		"INSERT INTO ids SELECT snowflake_nextval(), $phase FROM generate_series(1, $count)");
+	return;
+}
+
+=item wait_for_lease($node, $state [, $error_pattern])
+
+Wait until the node's snowflake_stats shows lease_state $state (any state if
+undef) and, if given, a lease_error that matches the POSIX regular
+expression $error_pattern; dies saying what it waited for and what it saw
+last.
+
+=cut
+
+sub wait_for_lease
+{
+	my ($node, $state, $error_pattern) = @_;
+	my @conditions;
+
+	push @conditions, "lease_state = '$state'" if defined $state;
+	push @conditions, "lease_error ~ '" . ($error_pattern =~ s/'/''/gr) . "'"
+	  if defined $error_pattern;
+	return
+	  if $node->poll_query_until('postgres',
+		'SELECT ' . join(' AND ', @conditions) . ' FROM snowflake_stats');
+	die sprintf(
+		"timed out waiting on node %s for %s; it shows: %s",
+		$node->name,
+		join(' and ',
+			(defined $state ? "lease_state '$state'" : ()),
+			(defined $error_pattern ? "lease_error ~ '$error_pattern'" : ())),
+		$node->safe_psql('postgres',
+			'SELECT lease_state, worker_id, lease_error FROM snowflake_stats'));
+}
+
+=item lease_row($registry, $worker_id, $columns)
+
+Those columns of the registry's row for $worker_id (database postgres), as
+psql prints them.
+
+=cut
+
+sub lease_row
+{
+	my ($registry, $worker_id, $columns) = @_;
+	return $registry->safe_psql('postgres',
+		"SELECT $columns FROM snowflake.workers WHERE worker_id = $worker_id");
+}
+
+=item shorten_lease($node, $registry)
+
+Reload the node with snowflake.lease_time 2 s and wait until the registry
+shows its lease renewed with it (lapsing within 5 s), so that after a
+crash the lease lapses quickly.
+
+=cut
+
+sub shorten_lease
+{
+	my ($node, $registry) = @_;
+	my $worker = lease_stats($node, 'worker_id');
+
+	reload_snowflake_conf($node, 'snowflake.lease_time' => 2000);
+	$registry->poll_query_until('postgres',
+		"SELECT lease_expires < now() + interval '5 s' FROM snowflake.workers WHERE worker_id = $worker"
+	)
+	  or die sprintf(
+		'timed out waiting for %s to renew its lease of worker id %s for 2 s',
+		$node->name, $worker);
+	return;
+}
+
+=item lease_stats($node, $columns)
+
+Those columns of the node's snowflake_stats, as psql prints them.
+
+=cut
+
+sub lease_stats
+{
+	my ($node, $columns) = @_;
+	return $node->safe_psql('postgres', "SELECT $columns FROM snowflake_stats");
+}
+
+=item keeper_pid($node)
+
+The process id of the node's lease keeper; dies if there is none.
+
+=cut
+
+sub keeper_pid
+{
+	my ($node) = @_;
+	my $pid = $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'snowflake lease keeper'");
+
+	die 'node ' . $node->name . ' has no lease keeper' unless $pid =~ /^\d+$/;
+	return $pid;
+}
+
+=item collect_ids($node, $registry [, $server [, $where]])
+
+Copy the IDs of the node's table ids (those that match the SQL condition
+$where, if given) to the registry's table ids as server $server (default:
+the node's name), each with the worker id it carries (by the node's
+layout).  Returns how many were copied.
+
+=cut
+
+sub collect_ids
+{
+	my ($node, $registry, $server, $where) = @_;
+	$server //= $node->name;
+	$where //= 'true';
+	my $rows = $node->safe_psql('postgres',
+		"COPY (SELECT '$server', (snowflake_parse(id)).worker_id, id FROM ids WHERE $where) TO STDOUT");
+	my $count = () = $rows =~ /^./mg;
+
+	$registry->safe_psql('postgres', "COPY ids FROM STDIN;\n$rows\n\\.\n")
+	  if $count > 0;
+	return $count;
+}
+
+=item check_no_duplicates($registry, $test_name)
+
+Check that the IDs collected in the registry's table ids are not empty and
+that none repeats.
+
+=cut
+
+sub check_no_duplicates
+{
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+	my ($registry, $test_name) = @_;
+
+	is( $registry->safe_psql(
+			'postgres', 'SELECT count(*) > 0, count(*) - count(DISTINCT id) FROM ids'),
+		't|0',
+		$test_name);
+	return;
+}
+
+=item check_fenced($registry, $earlier, $later, $worker, $test_name)
+
+Among the IDs collected in the registry, check that servers $earlier and
+$later both issued IDs under worker id $worker, and that every one of
+$later's is above every one of $earlier's.
+
+=cut
+
+sub check_fenced
+{
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+	my ($registry, $earlier, $later, $worker, $test_name) = @_;
+
+	is( $registry->safe_psql(
+			'postgres', qq{
+		SELECT count(*) FILTER (WHERE server = '$earlier') > 0,
+		       count(*) FILTER (WHERE server = '$later') > 0,
+		       max(id) FILTER (WHERE server = '$earlier')
+		         < min(id) FILTER (WHERE server = '$later')
+		  FROM ids WHERE worker = $worker}),
+		't|t|t',
+		$test_name);
+	return;
+}
+
+=item check_twin_refused($twin, $holder, $worker)
+
+For a server $twin configured with worker id $worker, which the running
+server $holder leases: wait until the twin's claim is refused; check that
+its lease_error names the holder (system identifier and cluster name) and
+that snowflake_nextval() fails saying why; then wait until it was refused
+three times and check that it holds no worker id and issued no ID.
+
+=cut
+
+sub check_twin_refused
+{
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+	my ($twin, $holder, $worker) = @_;
+	my ($name, $holder_name) = ($twin->name, $holder->name);
+	my $sysid = $holder->safe_psql('postgres',
+		'SELECT system_identifier FROM pg_control_system()');
+
+	wait_for_lease($twin, 'refused',
+		"snowflake worker id $worker is held by another server");
+	like(
+		lease_stats($twin, 'lease_error'),
+		qr/the registry refused: snowflake worker id $worker is held by another server\. Worker id $worker is leased by database system $sysid \(host "$holder_name"\) until /,
+		"$name: lease_error names $holder_name");
+	my $err = psql_fails_like($twin, 'SELECT snowflake_nextval()',
+		qr/ERROR:  this server has no snowflake worker id yet/,
+		"$name, configured with the worker id $holder_name holds");
+	like($err, qr/DETAIL:  .*snowflake worker id $worker is held by another server/,
+		"$name: the error says why");
+	# the keeper keeps asking, and is refused every time
+	$twin->poll_query_until('postgres', 'SELECT lease_failures >= 3 FROM snowflake_stats')
+	  or die "timed out waiting for $name to be refused three times";
+	is( lease_stats(
+			$twin, 'lease_state, worker_id IS NULL, ids_issued, lease_ceiling IS NULL'),
+		'refused|t|0|t',
+		"$name generated nothing while $holder_name held worker id $worker");
 	return;
 }
 
