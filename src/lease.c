@@ -818,5 +818,14 @@ sf_lease_keeper_main(Datum main_arg)
 	if (usable)
 		release(&k);
 	disconnect(&k);
-	proc_exit(0);
+
+	/*
+	 * Exit status 1, so that the postmaster starts the keeper again after
+	 * KEEPER_RESTART_S unless the server is shutting down: after
+	 * pg_terminate_backend() the new keeper takes the released lease back
+	 * (or, if another server took it meanwhile, claims another).  Status 0
+	 * would unregister the keeper, and the server would stay at the ceiling
+	 * the release froze until it restarted.
+	 */
+	proc_exit(1);
 }

@@ -12,7 +12,10 @@
 #     server has no snowflake worker id yet" (55000, the hint naming
 #     snowflake.registry).  When the registry is back, x renews and y
 #     claims, and both generate.
-#  3. Bad input: an unreachable registry, a connection string with a syntax
+#  3. The lease keeper is terminated (pg_terminate_backend): it releases
+#     the lease as at a shutdown, and the postmaster starts it again, which
+#     takes the lease back; the server goes on under the same worker id.
+#  4. Bad input: an unreachable registry, a connection string with a syntax
 #     error, a registry database without the extension, a layout (worker
 #     bits, epoch) other than the fleet's in the registry, and a registry
 #     whose extension is 1.3.  In each case the server shows in
@@ -103,12 +106,31 @@ wait_for_lease($y, 'held');
 issue_ids($y, 1, 1000);
 is($y->safe_psql('postgres', 'SELECT count(*) FROM ids'), '1000',
 	'the registry is back: y leases a worker id and generates');
+
+#
+# 3. The lease keeper terminated.
+#
+my $wy = lease_stats($y, 'worker_id');
+my $renewals = lease_stats($y, 'lease_renewals');
+my $keeper = keeper_pid($y);
+$y->safe_psql('postgres', "SELECT pg_terminate_backend($keeper)");
+$y->poll_query_until('postgres',
+	"SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'snowflake lease keeper' AND pid <> $keeper"
+) or die "timed out waiting for the postmaster to start y's lease keeper again";
+$y->poll_query_until('postgres', "SELECT lease_renewals > $renewals FROM snowflake_stats")
+  or die "timed out waiting for y's new lease keeper to renew the lease";
+is(lease_stats($y, 'lease_state, worker_id'), "held|$wy",
+	'y\'s lease keeper terminated: a new one holds the same worker id');
+issue_ids($y, 2, 1000);
+is($y->safe_psql('postgres', 'SELECT count(*) FROM ids'), '2000',
+	'y\'s lease keeper terminated: y goes on generating');
+
 is(collect_ids($x, $registry), 3000, "x's IDs collected");
-is(collect_ids($y, $registry), 1000, "y's IDs collected");
+is(collect_ids($y, $registry), 2000, "y's IDs collected");
 check_no_duplicates($registry, 'no ID issued twice');
 
 #
-# 3. Bad input.
+# 4. Bad input.
 #
 my $bad = lease_node('bad', $registry);
 my $nowhere = File::Spec->rel2abs(PostgreSQL::Test::Utils::tempdir);
