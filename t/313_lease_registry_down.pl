@@ -16,9 +16,10 @@
 #     the lease as at a shutdown, and the postmaster starts it again, which
 #     takes the lease back; the server goes on under the same worker id.
 #  4. Bad input: an unreachable registry, a connection string with a syntax
-#     error, a registry database without the extension, a layout (worker
-#     bits, epoch) other than the fleet's in the registry, and a registry
-#     whose extension is 1.3.  In each case the server shows in
+#     error, a role without the grant on the lease functions, a registry
+#     database without the extension, a layout (worker bits, epoch) other
+#     than the fleet's in the registry, and a registry whose extension is
+#     1.3.  In each case the server shows in
 #     snowflake_stats.lease_error, and in the error of snowflake_nextval(),
 #     a message that says what to fix; it holds no worker id, issues no ID
 #     and the registry has no row for it.  Updating the 1.3 registry, as its
@@ -38,6 +39,7 @@ use Test::More;
 need_libfaketime();
 
 my $registry = registry_node('registry');
+$registry->safe_psql('postgres', 'CREATE ROLE nogrant LOGIN');
 $registry->safe_psql('postgres', 'CREATE DATABASE noext');
 $registry->safe_psql('postgres', 'CREATE DATABASE old13');
 $registry->safe_psql('old13', "CREATE EXTENSION snowflake VERSION '1.3'");
@@ -144,6 +146,11 @@ my @cases = (
 		'a connection string with a syntax error',
 		{ 'snowflake.registry' => registry_conninfo($registry) . ' sslmode' },
 		qr/could not take a worker id: could not connect to the registry: missing "=" after "sslmode" in connection info string/
+	],
+	[
+		'a role without the grant on the lease functions',
+		{ 'snowflake.registry' => registry_conninfo($registry, 'nogrant') },
+		qr/could not take a worker id: the registry refused: permission denied for function lease_claim/
 	],
 	[
 		'a registry database without the extension',
