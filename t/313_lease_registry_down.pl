@@ -3,15 +3,18 @@
 
 # The registry can be down, and can be wrong.
 #
-#  1. Server x holds a lease of 1 minute (under a fake clock).  The registry
-#     stops: x goes on generating on the headroom its ceiling gives.  Its
-#     clock then moves 2 minutes on (standing for the registry being down
-#     that long): x refuses with the ceiling error, SQLSTATE 55000 and a
-#     hint that names snowflake.registry.
+#  1. Server x holds a lease of 1 minute.  The registry stops: x goes on
+#     generating on the headroom its ceiling gives, but a call that asks for
+#     more ID time than that (snowflake_nextval(n) of 75 s of IDs, at 16 IDs
+#     per millisecond) is refused with the ceiling error, SQLSTATE 55000 and
+#     a hint that names snowflake.registry, and issues nothing.
 #  2. Server y starts while the registry is down: it refuses with "this
 #     server has no snowflake worker id yet" (55000, the hint naming
 #     snowflake.registry).  When the registry is back, x renews and y
-#     claims, and both generate.
+#     claims, and both generate; the call x was refused now gets its IDs,
+#     the keeper asking the registry for a ceiling that high at once (within
+#     snowflake.max_wait, 3 s, long before the clock would bring an ordinary
+#     renewal's ceiling there), and none is above the registry's ceiling.
 #  3. The lease keeper is terminated (pg_terminate_backend): it releases
 #     the lease as at a shutdown, and the postmaster starts it again, which
 #     takes the lease back; the server goes on under the same worker id.
@@ -19,11 +22,11 @@
 #     error, a role without the grant on the lease functions, a registry
 #     database without the extension, a layout (worker bits, epoch) other
 #     than the fleet's in the registry, and a registry whose extension is
-#     1.3.  In each case the server shows in
-#     snowflake_stats.lease_error, and in the error of snowflake_nextval(),
-#     a message that says what to fix; it holds no worker id, issues no ID
-#     and the registry has no row for it.  Updating the 1.3 registry, as its
-#     message says, lets the server lease a worker id.
+#     1.3.  In each case the server shows in snowflake_stats.lease_error, and
+#     in the error of snowflake_nextval(), a message that says what to fix;
+#     it holds no worker id, issues no ID and the registry has no row for
+#     it.  Updating the 1.3 registry, as its message says, lets the server
+#     lease a worker id.
 
 use strict;
 use warnings FATAL => 'all';
@@ -36,8 +39,6 @@ use PostgreSQL::Test::Utils;
 use SnowflakeTest;
 use Test::More;
 
-need_libfaketime();
-
 my $registry = registry_node('registry');
 $registry->safe_psql('postgres', 'CREATE ROLE nogrant LOGIN');
 $registry->safe_psql('postgres', 'CREATE DATABASE noext');
@@ -48,31 +49,43 @@ my $verbose = "\\set VERBOSITY verbose\n";
 my $no_worker = qr/ERROR:  55000: this server has no snowflake worker id yet/;
 
 #
-# 1. A running server while the registry is down.
+# 1. A running server while the registry is down.  x has a registry
+#    database of its own, for its layout.
 #
+$registry->safe_psql('postgres', 'CREATE DATABASE xreg');
+$registry->safe_psql(
+	'xreg', q{
+	CREATE EXTENSION snowflake;
+	GRANT EXECUTE ON FUNCTION snowflake.lease_claim, snowflake.lease_renew,
+	    snowflake.lease_release TO fleet;
+});
 my $x = lease_node(
 	'x', $registry,
 	conf => {
+		'snowflake.registry' => registry_conninfo($registry, 'fleet', 'xreg'),
+		'snowflake.sequence_bits' => 4,
 		'snowflake.lease_time' => '1min',
-		'snowflake.max_wait' => '1s'
+		'snowflake.max_drift' => '2min',
+		'snowflake.max_wait' => '3s'
 	});
-start_with_fake_clock($x, '+0');
+$x->start;
 add_ids_table($x);
 wait_for_lease($x, 'held');
 my $wx = lease_stats($x, 'worker_id');
 issue_ids($x, 1, 1000);
+
+# 75 s of ID time at 16 IDs per millisecond: more than a lease of 1 minute
+my $beyond = 'SELECT count(*), max(id) FROM snowflake_nextval(1200000) AS id';
 
 $registry->stop;
 issue_ids($x, 2, 1000);
 is(lease_stats($x, 'ids_issued, lease_headroom_ms > 0'),
 	'2000|t', 'x goes on generating while the registry is down, within its headroom');
 
-set_fake_clock($x, '+120');
 my $err = psql_fails_like(
-	$x,
-	$verbose . 'INSERT INTO ids SELECT snowflake_nextval(), 3',
+	$x, $verbose . $beyond,
 	qr/ERROR:  55000: snowflake IDs have reached the ceiling of this server's worker-id lease/,
-	'x past its ceiling with the registry down');
+	'x, asked for IDs past its ceiling with the registry down');
 like(
 	$err,
 	qr/DETAIL:  Under worker id $wx this server may issue IDs up to \d+ until the registry raises that ceiling, and the next ID would be \d+; the lease keeper could not renew the lease within snowflake.max_wait/,
@@ -104,6 +117,12 @@ $registry->start;
 wait_for_lease($x, 'held');
 is(lease_stats($x, 'worker_id'), $wx, 'the registry is back: x renews its lease');
 issue_ids($x, 3, 1000);
+my ($count, $max) = split /\|/, $x->safe_psql('postgres', $beyond);
+is($count, 1200000,
+	'the registry is back: x gets 75 s of IDs in one call, the keeper asking for a ceiling that high');
+is( $registry->safe_psql(
+		'xreg', "SELECT ceiling >= $max FROM snowflake.workers WHERE worker_id = $wx"),
+	't', "the registry's ceiling covers them");
 wait_for_lease($y, 'held');
 issue_ids($y, 1, 1000);
 is($y->safe_psql('postgres', 'SELECT count(*) FROM ids'), '1000',
