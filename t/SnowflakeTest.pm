@@ -330,8 +330,11 @@ sub _clock_file
 =item set_fake_clock($node, $offset)
 
 Set the node's clock offset, e.g. "+0" or "-600" (seconds).  A server
-running under the fake clock sees it at once.  The file is replaced by a
-rename, so the server never reads a half-written one.
+running under the fake clock sees it at once in its sessions; its lease
+keeper, a background worker running since the start, was seen to keep the
+old offset (the lease tests never move a running server's clock).  The
+file is replaced by a rename, so the server never reads a half-written
+one.
 
 =cut
 
