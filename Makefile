@@ -36,7 +36,7 @@ REGRESS = upgrade settings functions discard parse markings stats batch \
 	time_functions time_encode time_range time_partition time_properties \
 	migrate registry lease trusted idempotency
 REGRESS_OPTS = --temp-config=$(srcdir)/sql/preloaded.conf --temp-instance=tmp_check
-ISOLATION = concurrent migrate_concurrent idempotency_concurrent
+ISOLATION = concurrent migrate_concurrent idempotency_concurrent lease_concurrent
 ISOLATION_OPTS = --temp-config=$(srcdir)/sql/preloaded.conf --temp-instance=tmp_check_isolation
 TAP_TESTS = 1
 # TAP script groups, as globs (prove runs in the source directory).

@@ -1058,7 +1058,9 @@ ALTER TABLE snowflake.workers
 -- its schema, which is this superuser-owned schema, and run no dynamic
 -- SQL.  (A BEGIN ATOMIC body would resolve its operators while this
 -- script runs, with the extension's schema on the path, where the role
--- creating the extension could have planted a closer match.)
+-- creating the extension could have planted a closer match.)  They wait
+-- at most 5 s for a lock (lock_timeout), so that a stalled caller costs the
+-- others a failed attempt, which their keepers retry, not a queue.
 --
 
 -- The holder's token as the table keeps it.
@@ -1087,6 +1089,7 @@ CREATE FUNCTION snowflake.lease_claim(system_identifier bigint,
 RETURNS record
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET lock_timeout = '5s'
 AS $$
 -- Gives a worker id to the holder of "token": "prefer" if it is free, its
 -- lease lapsed, it is registered by hand to this system, or "proof" is the
@@ -1129,9 +1132,12 @@ BEGIN
     v_digest := snowflake.lease_digest(token);
     v_proof := snowflake.lease_digest(proof);
 
-    -- Claims wait for each other; renewals of other rows wait only for the
-    -- moment a claim takes.
-    LOCK TABLE snowflake.workers IN SHARE ROW EXCLUSIVE MODE;
+    -- Claims wait for each other (the mode conflicts with itself, so no two
+    -- pick the same free worker id), but not for renewals and releases,
+    -- which update rows: a claim that stalls, or a role that sits in one,
+    -- keeps new servers from claiming, never running servers from renewing
+    -- (except the one row a claim takes, which it locks below).
+    LOCK TABLE snowflake.workers IN SHARE UPDATE EXCLUSIVE MODE;
 
     -- Ceilings are IDs: one layout and epoch for the whole fleet.
     SELECT * INTO v_other FROM snowflake.workers w
@@ -1146,7 +1152,10 @@ BEGIN
     END IF;
 
     IF prefer IS NOT NULL THEN
-        SELECT * INTO v_row FROM snowflake.workers w WHERE w.worker_id = prefer;
+        -- locked, so that a renewal cannot slip in between the check and
+        -- the claim (a claim waits for one in progress, then sees its row)
+        SELECT * INTO v_row FROM snowflake.workers w WHERE w.worker_id = prefer
+           FOR UPDATE;
         IF NOT FOUND
            OR (v_row.holder IS NULL
                AND v_row.system_identifier = lease_claim.system_identifier)
@@ -1182,12 +1191,14 @@ BEGIN
     END IF;
     IF v_id IS NULL THEN
         -- a lapsed lease, the one whose ceiling is lowest
+        -- (a row being renewed right now is not lapsed: skip it)
         SELECT w.worker_id INTO v_id
           FROM snowflake.workers w
          WHERE w.worker_id <= v_max AND w.holder IS NOT NULL
            AND w.lease_expires <= now()
          ORDER BY w.ceiling NULLS FIRST, w.worker_id
-         LIMIT 1;
+         LIMIT 1
+           FOR UPDATE SKIP LOCKED;
     END IF;
     IF v_id IS NULL THEN
         RAISE EXCEPTION 'every snowflake worker id is held'
@@ -1236,6 +1247,7 @@ CREATE FUNCTION snowflake.lease_renew(worker_id integer,
 RETURNS SETOF record
 LANGUAGE plpgsql VOLATILE STRICT PARALLEL UNSAFE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET lock_timeout = '5s'
 AS $$
 -- Raises the ceiling of the holder of "token" to at least "wanted" and
 -- extends its lease by lease_ms; returns the row's ceiling and expiry, or
@@ -1265,6 +1277,7 @@ CREATE FUNCTION snowflake.lease_release(worker_id integer,
 RETURNS boolean
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET lock_timeout = '5s'
 AS $$
 -- Ends the lease of the holder of "token" now, and lowers the ceiling to
 -- last_id, the last ID it issued (it has stopped issuing), but never below
