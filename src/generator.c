@@ -199,6 +199,8 @@
 #include "storage/latch.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "catalog/pg_authid.h"
+#include "utils/acl.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
 
@@ -819,8 +821,8 @@ refuse(SnowflakeStep step, const SnowflakeLayout *layout, int64 ms)
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("this server has no snowflake worker id yet"),
 						 errdetail("With snowflake.registry set, the server takes its worker id from a lease in the registry database, and it holds none: %s",
-								   lease.error[0] != '\0' ? lease.error :
-								   "the lease keeper has not yet had an answer."),
+								   lease.error[0] != '\0' ? sf_lease_error_shown(&lease) :
+								   "the lease keeper has not yet had an answer from the registry."),
 						 errhint("Check that the database named by snowflake.registry can be reached and has the snowflake extension, version 1.4 or later; the lease keeper's lines in the server log say more.")));
 			}
 			break;
@@ -836,8 +838,8 @@ refuse(SnowflakeStep step, const SnowflakeLayout *layout, int64 ms)
 						 errmsg("snowflake IDs have reached the ceiling of this server's worker-id lease"),
 						 errdetail("Under worker id " INT64_FORMAT " this server may issue IDs up to " INT64_FORMAT " until the registry raises that ceiling, and the next ID would be " INT64_FORMAT "; the lease keeper could not renew the lease within snowflake.max_wait (%d ms): %s",
 								   worker, ceiling, drift, max_wait_setting,
-								   lease.error[0] != '\0' ? lease.error :
-								   "it has had no answer yet."),
+								   lease.error[0] != '\0' ? sf_lease_error_shown(&lease) :
+								   "the keeper is not running, or has had no answer from the registry in that time."),
 						 errhint("Check the registry database named by snowflake.registry: IDs resume as soon as the lease is renewed.  snowflake.lease_time sets how long a server can go on generating without the registry.")));
 			}
 			break;
@@ -1381,6 +1383,22 @@ sf_reset_stats(void)
  * check costs one comparison per step; everything that talks to the
  * registry happens in the keeper's process.
  */
+
+/*
+ * The keeper's last problem as the current role may see it.  The registry's
+ * and libpq's messages can name hosts, users, and parts of the connection
+ * string, which only superusers may read (snowflake.registry is
+ * GUC_SUPERUSER_ONLY); other roles learn only that there is a problem and
+ * where to read it.
+ */
+const char *
+sf_lease_error_shown(const SnowflakeLeaseStatus *lease)
+{
+	if (lease->error[0] == '\0' ||
+		has_privs_of_role(GetUserId(), ROLE_PG_READ_ALL_SETTINGS))
+		return lease->error;
+	return "the lease keeper reported a problem with the registry, which superusers and members of pg_read_all_settings can read in snowflake_stats.lease_error and in the server log";
+}
 
 /* Worker ids come from leases; called from _PG_init while preloading. */
 void

@@ -103,5 +103,6 @@ extern void sf_lease_position(int64 *worker, int64 *last_id, int64 *ceiling,
 extern void sf_report_lease(const SnowflakeLeaseStatus *lease);
 extern void sf_get_lease(SnowflakeLeaseStatus *lease, int64 *worker,
 						 int64 *ceiling);
+extern const char *sf_lease_error_shown(const SnowflakeLeaseStatus *lease);
 
 #endif							/* SNOWFLAKE_GENERATOR_H */

@@ -281,10 +281,11 @@ wait_socket(Keeper *k, int events, TimestampTz deadline)
 
 /*
  * Connect to the registry and check that it can lease worker ids.  On
- * failure, *error says why.
+ * failure, *error says why, and *refused whether the registry answered
+ * (it is not one that can lease) rather than could not be reached.
  */
 static bool
-registry_connect(Keeper *k, int timeout_ms, char **error)
+registry_connect(Keeper *k, int timeout_ms, char **error, bool *refused)
 {
 	const char *keys[] = {"dbname", "fallback_application_name", NULL};
 	const char *values[] = {registry_setting, "snowflake lease keeper", NULL};
@@ -293,6 +294,7 @@ registry_connect(Keeper *k, int timeout_ms, char **error)
 	PostgresPollingStatusType poll = PGRES_POLLING_WRITING;
 	PGresult   *res;
 
+	*refused = false;
 	if (k->conn != NULL && PQstatus(k->conn) == CONNECTION_OK)
 		return true;
 	disconnect(k);
@@ -342,6 +344,7 @@ registry_connect(Keeper *k, int timeout_ms, char **error)
 			res = next;
 		}
 	}
+	*refused = res != NULL;
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
 		*error = psprintf("could not check the registry's snowflake extension: %s",
 						  res ? one_line(PQresultErrorMessage(res)) :
@@ -378,7 +381,7 @@ registry_call(Keeper *k, const char *sql, int nparams,
 	PGresult   *next;
 
 	*refused = false;
-	if (!registry_connect(k, timeout_ms, error))
+	if (!registry_connect(k, timeout_ms, error, refused))
 		return NULL;
 	if (!PQsendQueryParams(k->conn, sql, nparams, NULL, params, NULL, NULL, 0))
 	{
@@ -747,6 +750,31 @@ keeper_start(Keeper *k)
 	}
 	PG_END_TRY();
 	describe_layout(k->layout, k->layout_text, sizeof(k->layout_text));
+
+	/*
+	 * A connection string libpq cannot parse: its message may quote the
+	 * string, password and all, so it goes to the server log only.
+	 */
+	if (strchr(registry_setting, '=') != NULL ||
+		strncmp(registry_setting, "postgresql://", 13) == 0 ||
+		strncmp(registry_setting, "postgres://", 11) == 0)
+	{
+		char	   *parse_error = NULL;
+		PQconninfoOption *options = PQconninfoParse(registry_setting,
+													&parse_error);
+
+		if (options == NULL)
+		{
+			ereport(LOG,
+					(errmsg("snowflake lease keeper: snowflake.registry is not a valid connection string: %s",
+							parse_error ? one_line(parse_error) : "out of memory")));
+			PQfreemem(parse_error);
+			report(k, SNOWFLAKE_LEASE_REFUSED,
+				   "snowflake.registry is not a valid libpq connection string (the server log says why); fix it and restart the server");
+			return false;
+		}
+		PQconninfoFree(options);
+	}
 
 	if (k->status.has_token)
 	{

@@ -13,6 +13,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xlog.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
@@ -137,7 +138,9 @@ stats_internal(FunctionCallInfo fcinfo, StatsVersion version)
 	{
 		bool		leased = lease.state != SNOWFLAKE_LEASE_NONE;
 
-		values[i++] = CStringGetTextDatum(lease_states[lease.state]);
+		/* a standby holds no lease: its keeper starts at promotion */
+		values[i++] = CStringGetTextDatum(leased && RecoveryInProgress() ?
+										  "standby" : lease_states[lease.state]);
 		nulls[i] = lease.expires == 0;
 		values[i++] = TimestampTzGetDatum(lease.expires);
 		nulls[i] = !leased || worker < 0;
@@ -147,7 +150,7 @@ stats_internal(FunctionCallInfo fcinfo, StatsVersion version)
 		values[i++] = Int64GetDatum(lease.renewals);
 		values[i++] = Int64GetDatum(lease.failures);
 		nulls[i] = lease.error[0] == '\0';
-		values[i++] = CStringGetTextDatum(lease.error);
+		values[i++] = CStringGetTextDatum(sf_lease_error_shown(&lease));
 	}
 	Assert(i == tupdesc->natts);
 

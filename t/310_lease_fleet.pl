@@ -281,7 +281,7 @@ $s1->wait_for_catchup($standby);
 is($standby->safe_psql('postgres', 'SELECT count(*) FROM ids'),
 	'4000', "the standby has replayed all of s1's IDs");
 is(lease_stats($standby, 'lease_state, worker_id IS NULL'),
-	'claiming|t', 'the standby holds no lease while in recovery');
+	'standby|t', 'the standby holds no lease while in recovery');
 
 $s1->stop('immediate');
 ($ceiling, $expires) = split /\|/, lease_row($registry, $worker{s1}, 'ceiling, lease_expires');

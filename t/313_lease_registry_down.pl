@@ -159,43 +159,50 @@ my @cases = (
 	[
 		'an unreachable registry',
 		{ 'snowflake.registry' => "host=$nowhere dbname=postgres user=fleet" },
-		qr/could not take a worker id: could not connect to the registry: connection to server on socket "\Q$nowhere\E\/\.s\.PGSQL\.\d+" failed: No such file or directory/
+		qr/could not take a worker id: could not connect to the registry: connection to server on socket "\Q$nowhere\E\/\.s\.PGSQL\.\d+" failed: No such file or directory/,
+		'registry unreachable'
 	],
 	[
 		'a connection string with a syntax error',
 		{ 'snowflake.registry' => registry_conninfo($registry) . ' sslmode' },
-		qr/could not take a worker id: could not connect to the registry: missing "=" after "sslmode" in connection info string/
+		qr/snowflake\.registry is not a valid libpq connection string \(the server log says why\); fix it and restart the server/,
+		'refused'
 	],
 	[
 		'a role without the grant on the lease functions',
 		{ 'snowflake.registry' => registry_conninfo($registry, 'nogrant') },
-		qr/could not take a worker id: the registry refused: permission denied for function lease_claim/
+		qr/could not take a worker id: the registry refused: permission denied for function lease_claim/,
+		'refused'
 	],
 	[
 		'a registry database without the extension',
 		{ 'snowflake.registry' => registry_conninfo($registry, 'fleet', 'noext') },
-		qr/could not take a worker id: the registry database "noext" has no snowflake extension: create it there \(CREATE EXTENSION snowflake\), version 1\.4 or later/
+		qr/could not take a worker id: the registry database "noext" has no snowflake extension: create it there \(CREATE EXTENSION snowflake\), version 1\.4 or later/,
+		'refused'
 	],
 	[
 		'worker_bits other than the fleet\'s',
 		{ 'snowflake.worker_bits' => 8 },
-		qr/could not take a worker id: the registry refused: this server's snowflake layout differs from the layout of the fleet in the registry\. Worker id \d+ was leased under id_bits 63, worker_bits 10, sequence_bits 12, epoch 2025-01-01T00:00:00\.000Z; this server uses id_bits 63, worker_bits 8, sequence_bits 12, epoch 2025-01-01T00:00:00\.000Z\. Servers that share a registry must have the same snowflake\.epoch, snowflake\.id_bits, snowflake\.worker_bits and snowflake\.sequence_bits/
+		qr/could not take a worker id: the registry refused: this server's snowflake layout differs from the layout of the fleet in the registry\. Worker id \d+ was leased under id_bits 63, worker_bits 10, sequence_bits 12, epoch 2025-01-01T00:00:00\.000Z; this server uses id_bits 63, worker_bits 8, sequence_bits 12, epoch 2025-01-01T00:00:00\.000Z\. Servers that share a registry must have the same snowflake\.epoch, snowflake\.id_bits, snowflake\.worker_bits and snowflake\.sequence_bits/,
+		'refused'
 	],
 	[
 		'an epoch other than the fleet\'s',
 		{ 'snowflake.epoch' => '2024-06-01 12:00:00+00' },
-		qr/could not take a worker id: the registry refused: this server's snowflake layout differs from the layout of the fleet in the registry\. Worker id \d+ was leased under id_bits 63, worker_bits 10, sequence_bits 12, epoch 2025-01-01T00:00:00\.000Z; this server uses id_bits 63, worker_bits 10, sequence_bits 12, epoch 2024-06-01T12:00:00\.000Z\./
+		qr/could not take a worker id: the registry refused: this server's snowflake layout differs from the layout of the fleet in the registry\. Worker id \d+ was leased under id_bits 63, worker_bits 10, sequence_bits 12, epoch 2025-01-01T00:00:00\.000Z; this server uses id_bits 63, worker_bits 10, sequence_bits 12, epoch 2024-06-01T12:00:00\.000Z\./,
+		'refused'
 	],
 	[
 		'a registry whose extension is 1.3',
 		{ 'snowflake.registry' => registry_conninfo($registry, 'fleet', 'old13') },
-		qr/could not take a worker id: the registry's snowflake extension is version 1\.3, which cannot lease worker ids: update it there \(ALTER EXTENSION snowflake UPDATE\) to 1\.4 or later/
+		qr/could not take a worker id: the registry's snowflake extension is version 1\.3, which cannot lease worker ids: update it there \(ALTER EXTENSION snowflake UPDATE\) to 1\.4 or later/,
+		'refused'
 	]);
 
 my $first = 1;
 foreach my $case (@cases)
 {
-	my ($what, $conf, $expected) = @$case;
+	my ($what, $conf, $expected, $state) = @$case;
 
 	set_snowflake_conf($bad, %$conf);
 	$bad->start;
@@ -205,13 +212,26 @@ foreach my $case (@cases)
 		$first = 0;
 	}
 	# the message as a POSIX regular expression: the keeper keeps trying
-	wait_for_lease($bad, undef, 'could not take a worker id');
+	wait_for_lease($bad, $state, '(could not take a worker id|not a valid libpq connection string)');
 	like(lease_stats($bad, 'lease_error'), $expected, "$what: lease_error says what to fix");
 	$err = psql_fails_like($bad, $verbose . 'INSERT INTO ids SELECT snowflake_nextval(), 1',
 		$no_worker, "$what: snowflake_nextval()");
 	like($err, qr/DETAIL:  .*$expected/, "$what: the error says what to fix");
-	is(lease_stats($bad, "lease_state IN ('registry unreachable', 'refused'), worker_id IS NULL, ids_issued"),
-		't|t|0', "$what: no worker id, no ID");
+	is(lease_stats($bad, "lease_state, worker_id IS NULL, ids_issued"),
+		"$state|t|0", "$what: $state, no worker id, no ID");
+	# what libpq or the registry said can name hosts, users and parts of
+	# the connection string, which only superusers may read
+	$bad->safe_psql('postgres',
+		"DO \$\$BEGIN CREATE ROLE plain; EXCEPTION WHEN duplicate_object THEN NULL; END\$\$");
+	is( $bad->safe_psql(
+			'postgres',
+			"SET ROLE plain; SELECT lease_error FROM snowflake_stats"),
+		'the lease keeper reported a problem with the registry, which superusers and members of pg_read_all_settings can read in snowflake_stats.lease_error and in the server log',
+		"$what: an ordinary role sees that there is a problem, not what the registry said");
+	like(slurp_file($bad->logfile),
+		qr/snowflake\.registry is not a valid connection string: missing "=" after "sslmode"/,
+		"$what: libpq's message goes to the server log")
+	  if $what =~ /syntax/;
 	ok(!-e $bad->data_dir . '/snowflake.lease', "$what: no lease file");
 	is( $registry->safe_psql(
 			'postgres', "SELECT count(*) FROM snowflake.workers WHERE host = 'bad'"),
