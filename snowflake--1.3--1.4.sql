@@ -129,7 +129,7 @@ COMMENT ON COLUMN snowflake_stats.stats_reset IS
 'When the counters were last reset, or the server started';
 
 COMMENT ON COLUMN snowflake_stats.lease_state IS
-'Worker-id lease: none (no registry), claiming, held, registry unreachable, lost (taken over) or refused';
+'Worker-id lease: none (no registry), claiming, held, registry unreachable, lost (taken over), refused, or standby';
 
 COMMENT ON COLUMN snowflake_stats.lease_expires IS
 'When the lease lapses unless renewed, on the registry''s clock (NULL without a lease)';
