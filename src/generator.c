@@ -837,7 +837,7 @@ refuse(SnowflakeStep step, const SnowflakeLayout *layout, int64 ms)
 						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 						 errmsg("snowflake IDs have reached the ceiling of this server's worker-id lease"),
 						 errdetail("Under worker id " INT64_FORMAT " this server may issue IDs up to " INT64_FORMAT " until the registry raises that ceiling, and the next ID would be " INT64_FORMAT "; the lease keeper could not renew the lease within snowflake.max_wait (%d ms): %s",
-								   worker, ceiling, drift, max_wait_setting,
+								   worker, ceiling, ms, max_wait_setting,
 								   lease.error[0] != '\0' ? sf_lease_error_shown(&lease) :
 								   "the keeper is not running, or has had no answer from the registry in that time."),
 						 errhint("Check the registry database named by snowflake.registry: IDs resume as soon as the lease is renewed.  snowflake.lease_time sets how long a server can go on generating without the registry.")));
