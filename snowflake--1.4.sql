@@ -242,7 +242,7 @@ COMMENT ON VIEW snowflake_stats IS
 'One row: the generator''s settings, state and counters';
 
 COMMENT ON COLUMN snowflake_stats.worker_id IS
-'The worker id in use: snowflake.worker_id, or the one leased from the registry; NULL while there is none';
+'The worker id in use, configured or leased from the registry; NULL while there is none';
 
 COMMENT ON COLUMN snowflake_stats.epoch IS
 'The snowflake.epoch in force: the instant timestamp 0 stands for';
@@ -308,7 +308,7 @@ COMMENT ON COLUMN snowflake_stats.stats_reset IS
 'When the counters were last reset, or the server started';
 
 COMMENT ON COLUMN snowflake_stats.lease_state IS
-'Worker-id lease: none (no registry), claiming, held, registry unreachable, lost (taken over), refused, or standby';
+'Lease: none (no registry), claiming, held, registry unreachable, lost, refused or standby';
 
 COMMENT ON COLUMN snowflake_stats.lease_expires IS
 'When the lease lapses unless renewed, on the registry''s clock (NULL without a lease)';
@@ -317,7 +317,7 @@ COMMENT ON COLUMN snowflake_stats.lease_ceiling IS
 'The highest ID the lease lets this server issue before it is renewed';
 
 COMMENT ON COLUMN snowflake_stats.lease_headroom_ms IS
-'How far the ceiling''s time is ahead of the clock, in ms: how long generation goes on without the registry';
+'How far ahead of the clock the ceiling is, in ms: how long IDs go on without the registry';
 
 COMMENT ON COLUMN snowflake_stats.lease_renewals IS
 'Renewals of the lease since the server started';
