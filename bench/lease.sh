@@ -129,7 +129,9 @@ renewals=$(($(psql_on leased 5503 -c "SELECT lease_renewals FROM snowflake_stats
 		key=${what%%:*}
 		c=$(echo "${samples[configured,$key]}" | tr ' ' '\n' | grep . | median)
 		l=$(echo "${samples[leased,$key]}" | tr ' ' '\n' | grep . | median)
-		echo "| ${what#*:} | $c | $l | $(awk -v a="$l" -v b="$c" 'BEGIN { printf "%.2fx", a / b }') |"
+		awk -v w="${what#*:}" -v c="$c" -v l="$l" -v k="$key" 'BEGIN {
+			f = (k == "pgbench") ? "%.0f" : "%.1f"
+			printf "| %s | " f " | " f " | %.2fx |\n", w, c, l, l / c }'
 	done
 	echo
 	echo "The registry served $renewals renewals in $minutes minutes of the run"
