@@ -11,7 +11,8 @@ EXTVERSION := $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^']
 	$(SNOWFLAKE_SRCDIR)snowflake.control)
 MODULE_big = snowflake
 OBJS = src/snowflake.o src/layout.o src/epoch.o src/generator.o src/mark.o \
-	src/mark_writer.o src/lease.o src/nextval.o src/stats.o src/parts.o src/time_range.o src/base32.o
+	src/mark_writer.o src/lease.o src/nextval.o src/stats.o src/parts.o src/time_range.o src/base32.o \
+	src/type.o
 DATA = $(notdir $(wildcard $(SNOWFLAKE_SRCDIR)snowflake--*.sql))
 # for SNOWFLAKE_MODULE_MAGIC (src/compat.h); libpq for the lease keeper
 # (src/lease.c), linked as dblink and postgres_fdw link it
@@ -32,7 +33,7 @@ PGFILEDESC = "snowflake - Twitter-style 64-bit IDs"
 # A TAP script joins its group by its number (t/31x_*.pl is a fleet test).
 # PROVE_TESTS='t/204_partman.pl' runs the scripts named instead of a group;
 # TAP_JOBS=1 runs the scripts one at a time.
-REGRESS = upgrade settings functions discard parse markings stats batch \
+REGRESS = upgrade type type_soft_errors settings functions discard parse markings stats batch \
 	time_functions time_encode time_range time_partition time_properties \
 	migrate registry lease trusted idempotency
 REGRESS_OPTS = --temp-config=$(srcdir)/sql/preloaded.conf --temp-instance=tmp_check

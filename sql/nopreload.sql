@@ -1,7 +1,8 @@
 --
 -- Not in shared_preload_libraries: the extension installs, and every
--- function refuses with a hint instead of crashing, except the base32 pair,
--- which needs no settings, and the registry table with its guard.
+-- function refuses with a hint instead of crashing, except the base32 pair
+-- and the column type's, which need no settings, and the registry table
+-- with its guard.
 --
 CREATE EXTENSION snowflake;
 -- the PL/pgSQL and SQL functions would add CONTEXT lines naming themselves
@@ -38,6 +39,10 @@ SELECT snowflake_encode(250099318017519616);
 SELECT snowflake_decode('06y4804rg0w00');
 SELECT snowflake_decode(snowflake_encode(9223372036854775807)) = 9223372036854775807 AS round_trip;
 SELECT snowflake_decode('8000000000000');
+
+-- so does the column type, which does not depend on the layout either
+SELECT '250592571728859136'::snowflake AS id, to_json('250592571728859136'::snowflake) AS json;
+SELECT '-1'::snowflake;
 
 -- the registry functions refuse; the table and its guard work without the
 -- library, so a central registry can live here

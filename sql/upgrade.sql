@@ -29,6 +29,8 @@ SELECT extversion = (SELECT default_version FROM pg_available_extensions
                       WHERE name = 'snowflake') AS is_current
   FROM pg_extension WHERE extname = 'snowflake';
 SELECT snowflake_nextval() > 0 AS works_after_update;
+-- 1.4 adds the column type snowflake, a string to JSON
+SELECT to_json('250592571728859136'::snowflake) AS type_in_1_4;
 
 -- Everything the extension defines, one row per (object, aspect): each
 -- member's comment and privileges; a function's whole definition as
@@ -36,7 +38,9 @@ SELECT snowflake_nextval() > 0 AS works_after_update;
 -- settings, C symbol or body); a relation's kind, replica identity,
 -- columns (type, NOT NULL, default, comment), constraints, indexes,
 -- triggers (with their firing mode) and view query; an operator's
--- function and types; the tables pg_dump treats as configuration.
+-- function and types; a type's storage, category, I/O functions and
+-- privileges; a cast's context, method and function; the tables pg_dump
+-- treats as configuration.
 -- A temporary view, so that it outlives DROP EXTENSION.
 CREATE TEMP VIEW snowflake_surface (object, aspect, value) AS
 WITH member AS (
@@ -46,15 +50,16 @@ WITH member AS (
       JOIN pg_extension e ON d.refclassid = 'pg_extension'::regclass
                          AND d.refobjid = e.oid
      WHERE e.extname = 'snowflake' AND d.deptype = 'e'
-       -- a table's or view's row type, and that type's array type, come
-       -- with it (and only some PostgreSQL versions list them as members)
+       -- a table's or view's row type comes with it, and a type's array
+       -- type with the type (only some PostgreSQL versions list them as
+       -- members)
        AND NOT EXISTS (SELECT FROM pg_type t
                         WHERE d.classid = 'pg_type'::regclass
                           AND t.oid = d.objid
                           AND (t.typrelid <> 0
                                OR EXISTS (SELECT FROM pg_type el
                                            WHERE el.oid = t.typelem
-                                             AND el.typrelid <> 0)))
+                                             AND el.typarray = t.oid)))
 ),
 rel AS (
     SELECT m.object, c.*
@@ -112,6 +117,20 @@ SELECT m.object, 'operator',
   FROM member m JOIN pg_operator o ON m.classid = 'pg_operator'::regclass
                                   AND o.oid = m.objid
 UNION ALL
+SELECT m.object, 'type',
+       format('length %s, by value %s, alignment %s, storage %s, category %s, preferred %s, '
+              'input %s, output %s, receive %s, send %s, array %s, privileges %s',
+              t.typlen, t.typbyval, t.typalign, t.typstorage, t.typcategory,
+              t.typispreferred, t.typinput::regprocedure, t.typoutput::regprocedure,
+              t.typreceive::regprocedure, t.typsend::regprocedure, t.typarray::regtype,
+              t.typacl)
+  FROM member m JOIN pg_type t ON m.classid = 'pg_type'::regclass AND t.oid = m.objid
+UNION ALL
+SELECT m.object, 'cast',
+       format('context %s, method %s, function %s',
+              c.castcontext, c.castmethod, c.castfunc::regprocedure)
+  FROM member m JOIN pg_cast c ON m.classid = 'pg_cast'::regclass AND c.oid = m.objid
+UNION ALL
 SELECT 'extension snowflake', 'configuration tables',
        extconfig::regclass[]::text || ' ' || coalesce(extcondition::text, '')
   FROM pg_extension WHERE extname = 'snowflake';
@@ -154,7 +173,9 @@ SELECT s.object,
                  (SELECT coalesce(relacl, acldefault('r', relowner)) FROM pg_class
                    WHERE d.classid = 'pg_class'::regclass AND oid = d.objid),
                  (SELECT coalesce(nspacl, acldefault('n', nspowner)) FROM pg_namespace
-                   WHERE d.classid = 'pg_namespace'::regclass AND oid = d.objid))) a
+                   WHERE d.classid = 'pg_namespace'::regclass AND oid = d.objid),
+                 (SELECT coalesce(typacl, acldefault('T', typowner)) FROM pg_type
+                   WHERE d.classid = 'pg_type'::regclass AND oid = d.objid))) a
          WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
            AND pg_describe_object(d.classid, d.objid, 0) = s.object
            AND a.grantee <> a.grantor) AS others_may

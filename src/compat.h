@@ -41,6 +41,14 @@
  *						and DiscardMode: no shim.
  *	VARDATA_ANY			varatt.h from 16 on, included below (19 stopped
  *						bringing it in through other headers).
+ *	ereturn,			soft input errors, new in 16: an input function
+ *	SOFT_ERROR_OCCURRED	reports bad input into fcinfo->context, so that
+ *						pg_input_is_valid() and COPY ... ON_ERROR (17) go
+ *						on.  Shimmed below for 15, where input functions
+ *						throw.
+ *	int8in, int8out,	the V1 functions type.c hands its fcinfo to: the
+ *	int8send			same in 15 to 19 (int8in honours fcinfo->context
+ *						from 16 on).
  *	shmem_request_hook, MarkGUCPrefixReserved, lnext(list, cell),
  *	tm2timestamp, timestamp2tm, pg_tzset, ParseConfigFile,
  *	ConditionVariableSleep, PG_ENSURE_ERROR_CLEANUP, WaitLatch, the RmgrData
@@ -60,6 +68,22 @@
  */
 #if PG_VERSION_NUM >= 160000
 #include "varatt.h"
+#endif
+
+/*
+ * Soft input errors: ereturn() and SOFT_ERROR_OCCURRED() from 16 on.  In 15
+ * no caller asks for soft errors, so ereturn() throws, and nothing a called
+ * input function did was soft.
+ */
+#if PG_VERSION_NUM >= 160000
+#include "nodes/miscnodes.h"
+#else
+#define SOFT_ERROR_OCCURRED(escontext) false
+#define ereturn(context, dummy_value, ...) \
+	do { \
+		ereport(ERROR, __VA_ARGS__); \
+		return dummy_value; \
+	} while (0)
 #endif
 
 #if PG_VERSION_NUM < 150000

@@ -32,6 +32,9 @@
  *					snowflake_compose)
  *	time_range.c	SQL: the operator id <@ tstzrange and its planner support
  *	base32.c		SQL: the text form (snowflake_encode, snowflake_decode)
+ *	type.c			SQL: the column type snowflake (a bigint that JSON
+ *					writes as a string): its input and output, and the
+ *					casts to it that refuse negative numbers
  *
  * Each part that has settings defines them in its own init function and
  * keeps their variables static; other parts ask it.  The headers follow the
