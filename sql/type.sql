@@ -40,8 +40,8 @@ SELECT '250592571728859136'::snowflake::text AS as_text,
        '250592571728859136'::text::snowflake AS from_text;
 SELECT '-5'::text::snowflake;
 
--- Binary out is bigint's eight bytes (binary in, COPY ... (FORMAT binary),
--- is tested by t/213_type_copy_dump_replication.pl).
+-- Binary out is bigint's eight bytes.  (Binary in: t/205_type_binary_copy.pl
+-- and t/308_type_logical.pl.)
 SELECT snowflake_send('250592571728859136') = int8send(250592571728859136) AS send_is_int8send,
        snowflake_send('250592571728859136') AS bytes;
 

@@ -2,11 +2,13 @@
 # Copyright (c) 2026, snowflake contributors
 
 # A database with migrated tables (bigserial, integer identity ALWAYS with a
-# foreign key, widened) and a table created with DEFAULT snowflake_nextval()
-# survives pg_dump and restore, plain (psql) and custom format (pg_restore),
-# into a fresh cluster with another worker id: the defaults come back,
-# inserting works and gives IDs above every restored one, and the undo
-# script saved in the database still works after the restore.
+# foreign key, widened), a table created with DEFAULT snowflake_nextval(),
+# and tables keyed by the column type snowflake (with foreign keys from and
+# to bigint columns) survives pg_dump and restore, plain (psql) and custom
+# format (pg_restore), into a fresh cluster with another worker id: the
+# defaults and column types come back, inserting works and gives IDs above
+# every restored one, the column type is still a string in JSON, and the
+# undo script saved in the database still works after the restore.
 
 use strict;
 use warnings FATAL => 'all';
@@ -37,6 +39,14 @@ $source->safe_psql(
 
 	CREATE TABLE native (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), v text);
 	INSERT INTO native (v) SELECT 'old ' || g FROM generate_series(1, 100) g;
+
+	-- the column type: its key referencing a bigint key, and referenced
+	-- by a bigint column
+	CREATE TABLE typed (id snowflake PRIMARY KEY DEFAULT snowflake_nextval(),
+	                    native_id snowflake NOT NULL REFERENCES native, v text);
+	INSERT INTO typed (native_id, v) SELECT id, 'old' FROM native ORDER BY id LIMIT 30;
+	CREATE TABLE typed_notes (typed_id bigint NOT NULL REFERENCES typed, note text);
+	INSERT INTO typed_notes SELECT id, 'old' FROM typed;
 
 	-- keep the undo scripts with the data, as docs/migration.md advises
 	CREATE TABLE snowflake_migration_log AS
@@ -84,8 +94,12 @@ like($text, qr/^CREATE SEQUENCE public\.accounts_id_seq$/m,
 	'the plain dump keeps the detached sequence');
 unlike($text, qr/^ALTER SEQUENCE public\.accounts_id_seq OWNED BY/m,
 	'the detached sequence is owned by nothing');
-unlike($text, qr/snowflake_stats|CREATE FUNCTION/,
+unlike($text, qr/snowflake_stats|CREATE FUNCTION|CREATE TYPE|CREATE CAST/,
 	'the dump holds no extension member objects');
+like(
+	$text,
+	qr/^CREATE TABLE public\.typed \(\n    id public\.snowflake DEFAULT public\.snowflake_nextval\(\) NOT NULL,\n    native_id public\.snowflake NOT NULL,$/m,
+	'the plain dump creates the table keyed by the column type, its default and its reference');
 
 my $listing;
 $source->command_ok([ 'pg_restore', '-f', "$dir/custom.sql", $custom ],
@@ -120,17 +134,31 @@ for my $db ('from_plain', 'from_custom')
 			       (SELECT count(*) FROM snowflake_migration_log)}),
 		'120|51|51|100|19',
 		"$db: every row is back");
+	is( $target->safe_psql(
+			$db, q{
+			SELECT (SELECT count(*) FROM typed), (SELECT count(*) FROM typed_notes),
+			       (SELECT count(*) FROM typed t JOIN native n ON n.id = t.native_id),
+			       (SELECT count(*) FROM typed_notes n JOIN typed t ON t.id = n.typed_id),
+			       (SELECT string_agg(format_type(atttypid, atttypmod), ',' ORDER BY attnum)
+			          FROM pg_attribute WHERE attrelid = 'typed'::regclass AND attname IN ('id', 'native_id')),
+			       (SELECT bool_and(to_json(id)::text = '"' || id::text || '"') FROM typed)}),
+		'30|30|30|30|snowflake,snowflake|t',
+		"$db: the column type's rows, types and references are back, and JSON writes them as strings");
 
 	$target->safe_psql(
 		$db, q{
 		CREATE TABLE restored AS
 			SELECT 'accounts' AS tbl, max(id) AS max_id FROM accounts
 			UNION ALL SELECT 'events', max(id) FROM events
-			UNION ALL SELECT 'native', max(id) FROM native;
+			UNION ALL SELECT 'native', max(id) FROM native
+			UNION ALL SELECT 'typed', max(id) FROM typed;
 		INSERT INTO accounts (name) SELECT 'restored ' || g FROM generate_series(1, 10) g;
 		WITH e AS (INSERT INTO events (what) VALUES ('restored') RETURNING id)
 		INSERT INTO event_tags SELECT id, 'restored' FROM e;
 		INSERT INTO native (v) SELECT 'restored ' || g FROM generate_series(1, 10) g;
+		WITH t AS (INSERT INTO typed (native_id, v)
+		           SELECT id, 'restored' FROM native WHERE v LIKE 'restored%' RETURNING id)
+		INSERT INTO typed_notes SELECT id, 'restored' FROM t;
 	});
 
 	is( $target->safe_psql(
@@ -150,8 +178,15 @@ for my $db ('from_plain', 'from_custom')
 			        SELECT 'native', count(*),
 			               bool_and(id > (SELECT max_id FROM restored WHERE tbl = 'native')
 			                        AND p.worker_id = 2)
-			          FROM native, snowflake_parse(id) p WHERE v LIKE 'restored%') n}),
-		'accounts:10:t events:1:t native:10:t',
+			          FROM native, snowflake_parse(id) p WHERE v LIKE 'restored%'
+			        UNION ALL
+			        SELECT 'typed', count(*),
+			               bool_and(id > (SELECT max_id FROM restored WHERE tbl = 'typed')
+			                        AND p.worker_id = 2)
+			          FROM typed, snowflake_parse(id) p
+			         WHERE v = 'restored'
+			           AND id IN (SELECT typed_id FROM typed_notes WHERE note = 'restored')) n}),
+		'accounts:10:t events:1:t native:10:t typed:10:t',
 		"$db: new rows get worker 2 IDs above every restored ID");
 
 	is( $target->safe_psql(
