@@ -19,6 +19,12 @@
 # into fewer values than rows, and miss rows when looked up: proof that
 # the test would see the trap if the safe settings fell into it.
 #
+# "type" uses the column type snowflake: node-postgres and knex return it as
+# a string (even with parseInt8), lookups by it find their rows, Buffer
+# parameters carry bigint's eight bytes (a negative one refused), and PostgREST's query shape, coalesce(json_agg(...), '[]'),
+# parsed with JSON.parse, has every ID exact, where the same query over a
+# bigint key does not.
+#
 # All comparisons are made in SQL, on the exact decimal values the client
 # printed.
 
@@ -85,10 +91,11 @@ sub run_clients
 
 my $safe = run_clients('safe');
 my $trapped = run_clients('trapped');
+my $type = run_clients('type');
 
 # What the clients printed, into tables.
 my (@returned, @lookups);
-for my $run ([ safe => $safe ], [ trapped => $trapped ])
+for my $run ([ safe => $safe ], [ trapped => $trapped ], [ type => $type ])
 {
 	my ($mode, $out) = @$run;
 	push @returned, map { my @f = split / /; "('$mode', '$f[0]', '$f[1]', $f[2], '$f[3]')" }
@@ -103,6 +110,8 @@ $node->safe_psql(
 	CREATE TABLE lookups (mode text, client text, note text, found text);
 	INSERT INTO lookups VALUES @{[ join(', ', @lookups) ]};
 	CREATE VIEW made AS SELECT id, note FROM orders UNION ALL SELECT id, note FROM items;
+	CREATE VIEW made_typed AS
+	    SELECT id, note FROM typed_orders UNION ALL SELECT id, note FROM bigint_orders;
 });
 
 # The schema the knex migration and the Drizzle section made.
@@ -168,6 +177,46 @@ is( $node->safe_psql(
 		  FROM lookups WHERE mode = 'trapped' GROUP BY client ORDER BY client}),
 	"drizzle|50|t\npg|50|t",
 	'trapped settings: looking rows up by the returned Numbers misses or finds other rows');
+
+# The column type.
+is(column_defaults($node, 'clients', ['typed_orders'], ['id']),
+	'typed_orders.id snowflake snowflake_nextval()',
+	'the type mode made a table keyed by the column type');
+is( $node->safe_psql(
+		'clients', q{
+		SELECT count(*), count(DISTINCT id), bool_and(id > 9007199254740991) FROM made_typed}),
+	'160|160|t',
+	'160 rows (50 + 50 + 10 typed, 50 bigint), distinct IDs above 2^53');
+is( $node->safe_psql(
+		'clients', q{
+		SELECT client, count(*), count(*) FILTER (WHERE r.got = t.id),
+		       string_agg(DISTINCT type, ',')
+		  FROM returned r LEFT JOIN made_typed t USING (note)
+		 WHERE mode = 'type' AND client <> 'postgrest-bigint' GROUP BY client ORDER BY client}),
+	join("\n",
+		'postgrest-snowflake|50|50|string',
+		'type-binary|10|10|bigint',
+		'type-knex|50|50|string',
+		'type-parseint8|50|50|string',
+		'type-pg|50|50|string'),
+	'the column type: node-postgres and knex return strings, parseInt8 or not, binary '
+	  . 'parameters write the exact value, and PostgREST\'s JSON keeps every ID exact');
+is( $node->safe_psql(
+		'clients', q{
+		SELECT count(*), string_agg(DISTINCT type, ','),
+		       count(*) FILTER (WHERE r.got <> t.id) > 0, count(DISTINCT r.got) < count(*)
+		  FROM returned r JOIN made_typed t USING (note)
+		 WHERE mode = 'type' AND client = 'postgrest-bigint'}),
+	'50|number|t|t',
+	'the same JSON over a bigint key: Numbers, wrong, several rows sharing one');
+is( $node->safe_psql(
+		'clients', q{
+		SELECT client, count(*), count(*) FILTER (WHERE found = note)
+		  FROM lookups WHERE mode = 'type' GROUP BY client ORDER BY client}),
+	"type-knex|50|50\ntype-pg|50|50",
+	'the column type: looking each row up by the returned string finds that row');
+like($type, qr/^refused type-binary type-binary-negative 22003$/m,
+	'a negative number sent in binary is refused (numeric_value_out_of_range)');
 
 $node->stop;
 done_testing();

@@ -2,10 +2,13 @@
 //
 // node-postgres, knex and Drizzle against tables keyed by snowflake_nextval(),
 // the way docs/clients.md tells JavaScript users to set them up, and (mode
-// "trapped") the settings it warns against.  Run by t/210_client_node.pl,
-// which checks every ID printed here against the database, in SQL.
+// "trapped") the settings it warns against; (mode "type") node-postgres and
+// knex reading and writing the column type snowflake, in text and in binary
+// parameters, and JSON built by the server as PostgREST builds it, parsed with
+// JSON.parse.  Run by t/210_client_node.pl, which checks every ID printed
+// here against the database, in SQL.
 //
-// Usage: node clients.js safe|trapped
+// Usage: node clients.js safe|trapped|type
 // Connection: the PGHOST, PGPORT, PGDATABASE and PGUSER environment variables.
 //
 // Output, one line per row, for the test to compare:
@@ -16,6 +19,7 @@
 //   lookup CLIENT NOTE FOUND          the note of the row found by looking that
 //                                     value up again ("NONE" if none)
 //   stringify CLIENT RESULT           what JSON.stringify made of BigInt IDs
+//   refused CLIENT NOTE SQLSTATE      an insert the server refused
 // Notes have no spaces; the mode and client are part of each note, so every
 // row of every run is told apart by its note.
 
@@ -206,10 +210,93 @@ async function trapped() {
   await trappedPool.end();
 }
 
-const modes = { safe, trapped };
+// The column type snowflake: to node-postgres a type it does not know, so a
+// string whatever int8's settings are, in and out.  JSON that the server
+// builds (PostgREST's query shape) holds it as a string, which JSON.parse
+// keeps exact; the same query over a bigint key gives numbers it rounds.
+async function type() {
+  const pool = new pg.Pool();
+  await pool.query(`CREATE TABLE typed_orders (
+      id snowflake PRIMARY KEY DEFAULT snowflake_nextval(),
+      note text NOT NULL)`);
+  await pool.query(`CREATE TABLE bigint_orders (
+      id bigint PRIMARY KEY DEFAULT snowflake_nextval(),
+      note text NOT NULL)`);
+
+  // node-postgres, defaults: strings; lookups with those strings.
+  const inserted = await pool.query(
+    'INSERT INTO typed_orders (note) SELECT unnest($1::text[]) RETURNING id, note',
+    [notes('type-pg')]);
+  printReturned('type-pg', inserted.rows);
+  for (const row of inserted.rows) {
+    const found = await pool.query('SELECT note FROM typed_orders WHERE id = $1', [row.id]);
+    console.log(`lookup type-pg ${row.note} ${found.rows.length ? found.rows[0].note : 'NONE'}`);
+  }
+
+  // knex: strings too.
+  const knex = require('knex')({ client: 'pg', connection: {} });
+  const knexRows = await knex('typed_orders')
+    .insert(notes('type-knex').map((note) => ({ note })))
+    .returning(['id', 'note']);
+  printReturned('type-knex', knexRows);
+  for (const row of knexRows) {
+    const found = await knex('typed_orders').where({ id: row.id }).first('note');
+    console.log(`lookup type-knex ${row.note} ${found ? found.note : 'NONE'}`);
+  }
+  await knex.destroy();
+
+  // Binary parameters: a Buffer is sent in binary format, which the server
+  // reads with the type's receive function as bigint's eight bytes, and a
+  // negative one is refused.  (Binary results are no use here: this
+  // node-postgres decodes every column of a row as UTF-8 text, whatever its
+  // format.)
+  const binaryPool = new pg.Pool();
+  for (const row of inserted.rows.slice(0, 10)) {
+    const id = BigInt(row.id) + 1000000n;
+    const bytes = Buffer.alloc(8);
+    bytes.writeBigInt64BE(id);
+    const note = `type-binary-${row.note.slice('type-pg-'.length)}`;
+    await binaryPool.query('INSERT INTO typed_orders (id, note) VALUES ($1, $2)', [bytes, note]);
+    printReturned('type-binary', [{ id, note }]);
+  }
+  const negative = Buffer.alloc(8);
+  negative.writeBigInt64BE(-1n);
+  try {
+    await binaryPool.query('INSERT INTO typed_orders (id, note) VALUES ($1, $2)',
+      [negative, 'type-binary-negative']);
+    console.log('refused type-binary type-binary-negative none');
+  } catch (e) {
+    console.log(`refused type-binary type-binary-negative ${e.code}`);
+  }
+  await binaryPool.end();
+
+  // PostgREST's query shape over the table, and over the same kind of rows
+  // keyed by bigint, parsed with JSON.parse.
+  await pool.query('INSERT INTO bigint_orders (note) SELECT unnest($1::text[])',
+    [notes('type-bigint')]);
+  for (const [client, table] of [['postgrest-snowflake', 'typed_orders'],
+    ['postgrest-bigint', 'bigint_orders']]) {
+    const { rows } = await pool.query(`
+        SELECT coalesce(json_agg(_postgrest_t), '[]')::text AS body
+          FROM (SELECT id, note FROM ${table}
+                 WHERE note LIKE 'type-pg-%' OR note LIKE 'type-bigint-%') _postgrest_t`);
+    printReturned(client, JSON.parse(rows[0].body));
+  }
+  await pool.end();
+
+  // parseInt8, the trap for bigint: it does not touch the type.
+  pg.defaults.parseInt8 = true;
+  const trappedPool = new pg.Pool();
+  const again = await trappedPool.query(
+    "SELECT id, note FROM typed_orders WHERE note LIKE 'type-pg-%'");
+  printReturned('type-parseint8', again.rows.map((r) => ({ id: r.id, note: r.note })));
+  await trappedPool.end();
+}
+
+const modes = { safe, trapped, type };
 const mode = modes[process.argv[2]];
 if (!mode) {
-  console.error('usage: node clients.js safe|trapped');
+  console.error('usage: node clients.js safe|trapped|type');
   process.exit(2);
 }
 mode().catch((e) => {
