@@ -16,8 +16,14 @@
 # registry with force: :cascade fails to load.  Active Record 7.1 and later
 # also dump `create_schema "snowflake"` before enable_extension, which the
 # extension must accept.  The workaround docs/clients.md gives for 1.2 and
-# earlier (SchemaDumper.ignore_tables) must keep working too.  The IDs are
-# compared in SQL.
+# earlier (SchemaDumper.ignore_tables) must keep working too.
+#
+# Then the column type snowflake (extension 1.4): tables keyed by it, made
+# with create_table id: :snowflake and t.references type: :snowflake, and
+# models that declare their keys big integers (Active Record does not know
+# the type: undeclared, it reads the key as a String).  schema.rb cannot
+# describe the type, and says so; structure.sql can, and loads into a fresh
+# database, where inserting works again.  The IDs are compared in SQL.
 
 use strict;
 use warnings FATAL => 'all';
@@ -149,6 +155,76 @@ $node->safe_psql('postgres', 'CREATE DATABASE shop_workaround');
 ($ok, $out, $err) = app('load', 'shop_workaround');
 ok($ok, 'with ignore_tables, db:schema:load into a fresh database succeeds') or diag($err);
 check_inserts('shop_workaround', $out, 'after db:schema:load of the schema.rb dumped with ignore_tables');
+
+# The column type: check what app.rb printed for database $db.
+sub check_typed
+{
+	local $Test::Builder::Level = $Test::Builder::Level + 1;
+
+	my ($db, $out, $test_name) = @_;
+	my @returned = map { my @f = split / /; "('$f[0]', '$f[2]', $f[1])" }
+	  $out =~ /^typed-((?:customer|order) \d+ [\w-]+)$/mg;
+	my @references = map { my @f = split / /; "($f[0], $f[1])" }
+	  $out =~ /^typed-reference (\d+ \d+)$/mg;
+	my @lookups = map { my @f = split / /; "('$f[0]', '$f[1]')" }
+	  $out =~ /^lookup ([\w-]+ [\w-]+)$/mg;
+
+	is(scalar @returned, 20, "$test_name: 10 typed customers and 10 typed orders read back");
+	return unless @returned && @references && @lookups;
+	is( $node->safe_psql(
+			$db, qq{
+			CREATE TEMP TABLE returned (tbl text, note text, got bigint);
+			INSERT INTO returned VALUES @{[ join(', ', @returned) ]};
+			CREATE TEMP TABLE refs (order_id bigint, customer_id bigint);
+			INSERT INTO refs VALUES @{[ join(', ', @references) ]};
+			CREATE TEMP TABLE lookups (note text, found text);
+			INSERT INTO lookups VALUES @{[ join(', ', @lookups) ]};
+			CREATE TEMP VIEW made AS
+			    SELECT 'customer' AS tbl, id, name AS note FROM typed_customers
+			    UNION ALL SELECT 'order', id, note FROM typed_orders;
+			SELECT (SELECT count(*) FROM returned r JOIN made m USING (tbl, note) WHERE r.got = m.id),
+			       (SELECT count(*) FROM refs r JOIN typed_orders o ON o.id = r.order_id
+			         WHERE o.typed_customer_id = r.customer_id),
+			       (SELECT count(*) FROM lookups WHERE found = note),
+			       (SELECT bool_and((snowflake_parse(id)).worker_id = 1
+			                        AND snowflake_to_timestamptz(id)
+			                            BETWEEN date_trunc('milliseconds', '$started'::timestamptz) AND now())
+			          FROM made),
+			       (SELECT string_agg(format('%s.%s %s', c.relname, a.attname,
+			                                 format_type(a.atttypid, a.atttypmod)), ', '
+			                          ORDER BY c.relname, a.attname)
+			          FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+			         WHERE c.relname IN ('typed_customers', 'typed_orders')
+			           AND a.attname IN ('id', 'typed_customer_id'))}),
+		'20|10|20|t|typed_customers.id snowflake, typed_orders.id snowflake, '
+		  . 'typed_orders.typed_customer_id snowflake',
+		"$test_name: every ID and reference exact, found again by lookup, from worker 1, made now, "
+		  . 'in columns of the type');
+	like($out, qr/^class id String$/m,
+		"$test_name: a model that does not declare its key reads it as a String");
+	like($out, qr/^refused [\w-]+-negative 22003$/m,
+		"$test_name: a negative key is refused (numeric_value_out_of_range)");
+	return;
+}
+
+$node->safe_psql('postgres', 'CREATE DATABASE typed');
+($ok, $out, $err) = app('type', 'typed');
+ok($ok, 'the column type: create_table, inserts and both schema dumps succeed') or diag($err);
+check_typed('typed', $out, 'the column type');
+like(
+	slurp_file("$app/db/schema.rb"),
+	qr/^# Could not dump table "typed_customers" because of following StandardError\n#   Unknown type 'snowflake' for column 'id'$/m,
+	'schema.rb cannot describe the column type, and says so');
+like(
+	slurp_file("$app/db/structure.sql"),
+	qr/^    id public\.snowflake DEFAULT public\.snowflake_nextval\(\) NOT NULL,$/m,
+	'structure.sql describes the column type and its default');
+
+$node->safe_psql('postgres', 'CREATE DATABASE typed_loaded');
+($ok, $out, $err) = app('type-load', 'typed_loaded');
+ok($ok, 'the column type: loading structure.sql into a fresh database and inserts succeed')
+  or diag($err);
+check_typed('typed_loaded', $out, 'after loading structure.sql');
 
 $node->stop;
 done_testing();
