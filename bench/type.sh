@@ -22,6 +22,11 @@
 #      each client count of BENCH_CLIENTS (a CHECKPOINT before each run);
 #   3. pgbench -M prepared, primary-key lookups of random existing keys
 #      ("WHERE id = $1", a parameter pgbench sends untyped, as drivers do).
+# Then, once, instructions per row, counted by callgrind in a single-user
+# backend of a second cluster (deterministic, unlike the timings on a
+# shared machine): an INSERT ... SELECT of BENCH_CALLGRIND_N rows into each
+# empty table, and BENCH_CALLGRIND_N primary-key lookups (a nested loop of
+# index scans), charged to standard_ExecutorRun.
 # Reports the median of the repetitions, the ratio snowflake / bigint of the
 # medians, the median of the ratios within each repetition (where the two ran
 # one right after the other, so that a slow patch of the machine cancels
@@ -30,7 +35,8 @@
 #
 # Environment: BENCH_REPS (5); BENCH_SECONDS (5) per pgbench run;
 # BENCH_CLIENTS ("1 2"); BENCH_INSERT_ROWS (1000000); BENCH_LOOKUP_ROWS
-# (1000000); BENCH_OUT (bench/out), where type.md and type.csv go.
+# (1000000); BENCH_CALLGRIND_N (100000); BENCH_OUT (bench/out), where
+# type.md and type.csv go.
 # Internal: --here runs on this system (the host, or inside a root).
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
@@ -57,18 +63,19 @@ else
 		# shellcheck source=scripts/roots.sh
 		. "$REPO/scripts/roots.sh"
 		bench_in_root "$major" type.sh BENCH_REPS BENCH_SECONDS BENCH_CLIENTS \
-			BENCH_INSERT_ROWS BENCH_LOOKUP_ROWS || exit 1
+			BENCH_INSERT_ROWS BENCH_LOOKUP_ROWS BENCH_CALLGRIND_N || exit 1
 		exit 0
 	fi
 fi
 if [ -n "$major" ]; then
 	use_major "$major"
-	packages=("${DEMO_PACKAGES[@]}")
+	packages=("${DEMO_PACKAGES[@]}" valgrind)
 else
-	# PG_CONFIG names a PostgreSQL of its own: only the compiler is needed
+	# PG_CONFIG names a PostgreSQL of its own: only the compiler and
+	# valgrind are needed
 	PG_BINDIR=$("$PG_CONFIG" --bindir)
 	PG_MAJOR=$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')
-	packages=(build-essential)
+	packages=(build-essential valgrind)
 fi
 load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)	# the machine is shared: say how busy it was
 REPS=${BENCH_REPS:-5}
@@ -76,6 +83,7 @@ SECS=${BENCH_SECONDS:-5}
 CLIENTS=${BENCH_CLIENTS:-"1 2"}
 INSERT_ROWS=${BENCH_INSERT_ROWS:-1000000}
 LOOKUP_ROWS=${BENCH_LOOKUP_ROWS:-1000000}
+CG_N=${BENCH_CALLGRIND_N:-100000}
 OUT=${BENCH_OUT:-$REPO/bench/out}
 PORT=5442
 unset PGHOST PGPORT PGUSER PGDATABASE PGOPTIONS PGSERVICE
@@ -177,6 +185,57 @@ SELECT v FROM look_$name WHERE id = :id;")
 	done
 done
 
+say "Instructions per row (callgrind, $CG_N rows, single-user backend)"
+CG=$WORK/cg
+as_pg mkdir "$CG"
+cluster_create "$CG" "$PORT" <<EOF
+shared_preload_libraries = 'snowflake'
+snowflake.worker_id = 1
+EOF
+# single SQL [CALLGRIND_OUT]: run the lines of SQL in one single-user backend
+# of the callgrind cluster, under callgrind if CALLGRIND_OUT is given
+single() {
+	local tool=()
+	[ -z "${2:-}" ] || tool=(valgrind --tool=callgrind --callgrind-out-file="$2")
+	echo "$1" | as_pg "${tool[@]}" "$PG_BINDIR/postgres" --single -D "$CG/data" postgres \
+		>"$WORK/single.log" 2>&1 || { tail -n 20 "$WORK/single.log"; die "single-user backend failed: $1"; }
+	! grep -q ERROR "$WORK/single.log" || { grep ERROR "$WORK/single.log"; die "an error in: $1"; }
+}
+single "CREATE EXTENSION snowflake
+CREATE TABLE ins_bigint (id bigint PRIMARY KEY DEFAULT snowflake_nextval(), v int)
+CREATE TABLE ins_snowflake (id snowflake PRIMARY KEY DEFAULT snowflake_nextval(), v int)
+CREATE TABLE look_bigint (id bigint PRIMARY KEY, v int)
+CREATE TABLE look_snowflake (id snowflake PRIMARY KEY, v int)
+INSERT INTO look_bigint SELECT (g::bigint << 22) | 4096, g FROM generate_series(0, $CG_N - 1) g
+INSERT INTO look_snowflake SELECT id, v FROM look_bigint
+VACUUM ANALYZE look_bigint
+VACUUM ANALYZE look_snowflake"
+# executor_instructions CALLGRIND_OUT: standard_ExecutorRun's inclusive count
+# (awk reads to the end: an early exit would kill the writer with SIGPIPE)
+executor_instructions() {
+	callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null |
+		awk '!found && $0 ~ /:standard_ExecutorRun / { gsub(",", "", $1); print $1; found = 1 }'
+}
+for name in "${names[@]}"; do
+	for what in insert lookup; do
+		out=$WORK/callgrind.$what.$name.out
+		if [ "$what" = insert ]; then
+			single "INSERT INTO ins_$name (v) SELECT g FROM generate_series(1, $CG_N) g" "$out"
+			label="INSERT ... SELECT"
+		else
+			single "SET enable_hashjoin = off
+SET enable_mergejoin = off
+SELECT count(s.v) FROM generate_series(0, $CG_N - 1) g, LATERAL (SELECT v FROM look_$name WHERE id = (g::bigint << 22) | 4096) s" "$out"
+			label="primary-key lookup"
+		fi
+		total=$(executor_instructions "$out")
+		[ -n "$total" ] || die "callgrind counted nothing for standard_ExecutorRun ($what, $name)"
+		per_row=$(awk -v t="$total" -v n="$CG_N" 'BEGIN { printf "%.1f", t / n }')
+		record "callgrind_$what" "$name" 1 1 instructions "$per_row"
+		printf '    %-9s %-18s %8.0f instructions per row\n' "$name" "$label" "$per_row"
+	done
+done
+
 say "Report"
 mkdir -p "$OUT"
 {
@@ -214,10 +273,13 @@ WITH paired AS (
 	                                          CASE b.clients WHEN 1 THEN '' ELSE 's' END)
 	            WHEN 'lookup/tps' THEN format('primary-key lookup, %s client%s, tps', b.clients,
 	                                          CASE b.clients WHEN 1 THEN '' ELSE 's' END)
+	            WHEN 'callgrind_insert/instructions' THEN 'INSERT ... SELECT, instructions per row (callgrind)'
+	            WHEN 'callgrind_lookup/instructions' THEN 'primary-key lookup, instructions per row (callgrind)'
 	       END AS what,
 	       CASE b.section || '/' || b.metric
 	            WHEN 'insert_select/ms' THEN 0 WHEN 'insert_select/table_bytes' THEN 1
-	            WHEN 'insert_select/index_bytes' THEN 2 WHEN 'insert/tps' THEN 3 ELSE 4
+	            WHEN 'insert_select/index_bytes' THEN 2 WHEN 'insert/tps' THEN 3
+	            WHEN 'lookup/tps' THEN 4 WHEN 'callgrind_insert/instructions' THEN 5 ELSE 6
 	       END AS k,
 	       b.clients, b.med AS bigint_med, s.med AS snowflake_med,
 	       s.med / nullif(b.med, 0) AS ratio, p.ratio AS paired,

@@ -332,5 +332,13 @@ ALTER EXTENSION snowflake UPDATE TO '1.4';
 ALTER TABLE snowflake RENAME TO snowflakes;
 ALTER EXTENSION snowflake UPDATE TO '1.4';
 SELECT to_json('250592571728859136'::snowflake) AS after_update;
+-- a column of the type keeps the extension from being dropped (CASCADE
+-- would drop the column); back to bigint, it lets it go
+CREATE TABLE keyed (id snowflake PRIMARY KEY, note text);
+INSERT INTO keyed VALUES (250592571728859136, 'kept');
+DROP EXTENSION snowflake;
+ALTER TABLE keyed ALTER COLUMN id TYPE bigint;
+DROP EXTENSION snowflake;
+SELECT * FROM keyed;
 \c :regress_db
 DROP DATABASE regression_snowflake_type_name;
