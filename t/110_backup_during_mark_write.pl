@@ -52,15 +52,14 @@ sub start_stalled_insert
 {
 	my ($phase) = @_;
 
-	# the mark reaches a second ahead: wait until the clock passed it
-	$primary->poll_query_until('postgres',
-		'SELECT clock_timestamp() > mark_time FROM snowflake_stats')
-	  or die 'timed out waiting for the clock to pass the mark';
-	stall_set($stall, 'rename', 'INSERT');
-	my $insert = psql_in_background($primary,
-		"INSERT INTO ids SELECT snowflake_nextval(), $phase FROM generate_series(1, 1000)");
-	stall_wait($stall, 'rename');
-	return $insert;
+	return start_held_insert(
+		$primary, $stall,
+		sub {
+			psql_in_background($primary,
+				"INSERT INTO ids SELECT snowflake_nextval(), $phase FROM generate_series(1, 1000)"
+			);
+		},
+		sub { $primary->safe_psql('postgres', "DELETE FROM ids WHERE phase = $phase"); });
 }
 
 # Restore backup $name of the primary with the clock an hour behind; check

@@ -52,13 +52,10 @@ sub start_stalled_writer
 {
 	my ($phase) = @_;
 
-	$node->poll_query_until('postgres',
-		'SELECT clock_timestamp() > mark_time FROM snowflake_stats')
-	  or die 'timed out waiting for the clock to pass the mark';
-	stall_set($stall, 'rename', 'INSERT');
-	my $writer = insert_in_background("writer_$phase", $phase);
-	stall_wait($stall, 'rename');
-	return $writer;
+	return start_held_insert(
+		$node, $stall,
+		sub { insert_in_background("writer_$phase", $phase); },
+		sub { $node->safe_psql('postgres', "DELETE FROM ids WHERE phase = $phase"); });
 }
 
 # Wait until session $name sleeps; returns its wait event type and pid.

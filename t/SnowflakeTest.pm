@@ -59,6 +59,7 @@ our @EXPORT = qw(
   server_clock_offset
   clock_offset_ok
   start_with_mark_stall
+  start_held_insert
   stall_set
   stall_release
   stall_wait
@@ -526,6 +527,49 @@ sub start_with_mark_stall
 	local $ENV{SNOWFLAKE_STALL_DIR} = $dir;
 	$node->start;
 	return $dir;
+}
+
+=item start_held_insert($node, $dir, $start, $discard)
+
+Start, with C<$start> (which returns a C<psql_in_background> run of an
+INSERT), an INSERT whose first ID needs a new mark, and hold its mark write
+in the "rename" window; returns the run once it is held.  First waits until
+the clock has passed the mark.  The background mark writer may still write
+that mark first (it writes ahead while IDs were issued in the last few
+seconds), and then the INSERT needs no write of its own and ends without
+being held: then C<$discard> removes what it stored, and it tries again.
+Dies after the default timeout, saying so.
+
+=cut
+
+sub start_held_insert
+{
+	my ($node, $dir, $start, $discard) = @_;
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+
+	for (;;)
+	{
+		$node->poll_query_until('postgres',
+			'SELECT clock_timestamp() > mark_time FROM snowflake_stats')
+		  or die 'timed out waiting for the clock to pass the mark';
+		stall_set($dir, 'rename', 'INSERT');
+		my $run = $start->();
+
+		# held, or ended: then it needed no mark write of its own
+		until (-e "$dir/rename.stalled" || !$run->{handle}->pumpable)
+		{
+			die 'timed out waiting for an INSERT to be held in its mark write'
+			  if time() > $deadline;
+			$run->{handle}->pump_nb;
+			Time::HiRes::sleep(0.05);
+		}
+		return $run if -e "$dir/rename.stalled";
+
+		$run->{handle}->finish;
+		stall_release($dir, 'rename');
+		note 'the INSERT needed no mark write of its own (the mark writer wrote the mark first): trying again';
+		$discard->();
+	}
 }
 
 =item stall_set($dir, $name [, $content])
