@@ -376,6 +376,151 @@ COMMENT ON SCHEMA snowflake IS
 GRANT USAGE ON SCHEMA snowflake TO PUBLIC;
 
 --
+-- The column type snowflake
+--
+-- An opt-in type for keys: "id snowflake PRIMARY KEY DEFAULT
+-- snowflake_nextval()".  To PostgreSQL it is a bigint: 8 bytes passed by
+-- value, bigint's decimal text and binary forms, and an implicit cast to
+-- bigint WITHOUT FUNCTION (the same bytes, so free), through which it uses
+-- bigint's operators, functions and operator classes (indexes, sorting,
+-- hashing, foreign keys to and from bigint columns, partitioning), as
+-- varchar uses text's.  To JSON it is a type of no special kind, with no
+-- cast to json, so to_json(), row_to_json(), json_agg() and the rest write
+-- it as a string of its text output, "250592571728859136", which JavaScript
+-- cannot round as it rounds a JSON number above 2^53.
+--
+-- It has no operators of its own: an expression made from it (id + 1,
+-- max(id)) is a bigint, and ::snowflake makes a string of it again.  Its
+-- category is numeric ('N', not preferred), as bigint's is, so that a CASE,
+-- COALESCE, UNION or VALUES that mixes it with bigint resolves to bigint
+-- (values of two categories cannot be mixed at all).  The casts to it from
+-- bigint, integer and smallint refuse a negative number, as its input
+-- functions do, and apply on assignment (INSERT, UPDATE, COPY, a column
+-- default such as snowflake_nextval(), a function's result), never
+-- implicitly: with implicit casts both ways, an expression mixing the two
+-- types would take whichever came first, and bigint values would meet the
+-- check at run time.  A value is any bigint from 0 up, whatever the layout
+-- settings, so that a dump restores on any server.
+--
+-- The type's input and output functions and the casts' functions are bound
+-- by OID when created, and none looks anything up by name when it runs.  A
+-- type of that name in the extension's schema (the row type of a table
+-- called snowflake, say) would make CREATE TYPE fail with less to go on.
+
+DO $$
+BEGIN
+    IF pg_catalog.to_regtype('@extschema@.snowflake') IS NOT NULL THEN
+        RAISE EXCEPTION 'type "snowflake" already exists in the extension''s schema'
+            USING ERRCODE = 'duplicate_object',
+                  DETAIL = 'The extension adds a column type named snowflake to its schema; a type of that name, or a table (whose row type has its name), is there already.',
+                  HINT = 'Rename that table or type (ALTER TABLE snowflake RENAME TO ..., or ALTER TYPE), then create or update the extension.';
+    END IF;
+END
+$$;
+
+CREATE TYPE @extschema@.snowflake;
+
+CREATE FUNCTION @extschema@.snowflake_in(cstring)
+RETURNS @extschema@.snowflake
+AS 'MODULE_PATHNAME', 'snowflake_in'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_in(cstring) IS
+'Text input of type snowflake: a decimal bigint, refused if negative';
+
+CREATE FUNCTION @extschema@.snowflake_out(@extschema@.snowflake)
+RETURNS cstring
+AS 'MODULE_PATHNAME', 'snowflake_out'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_out(@extschema@.snowflake) IS
+'Text output of type snowflake: the decimal number, as for bigint';
+
+CREATE FUNCTION @extschema@.snowflake_recv(internal)
+RETURNS @extschema@.snowflake
+AS 'MODULE_PATHNAME', 'snowflake_recv'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_recv(internal) IS
+'Binary input of type snowflake: bigint''s eight bytes, refused if negative';
+
+CREATE FUNCTION @extschema@.snowflake_send(@extschema@.snowflake)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'snowflake_send'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake_send(@extschema@.snowflake) IS
+'Binary output of type snowflake: bigint''s eight bytes';
+
+CREATE TYPE @extschema@.snowflake (
+    INPUT = @extschema@.snowflake_in,
+    OUTPUT = @extschema@.snowflake_out,
+    RECEIVE = @extschema@.snowflake_recv,
+    SEND = @extschema@.snowflake_send,
+    INTERNALLENGTH = 8,
+    PASSEDBYVALUE,
+    ALIGNMENT = double,
+    STORAGE = plain,
+    CATEGORY = 'N',
+    PREFERRED = false
+);
+
+COMMENT ON TYPE @extschema@.snowflake IS
+'A snowflake ID: a bigint to PostgreSQL, a string to to_json() and the other JSON functions';
+
+CREATE CAST (@extschema@.snowflake AS bigint)
+WITHOUT FUNCTION
+AS IMPLICIT;
+
+COMMENT ON CAST (@extschema@.snowflake AS bigint) IS
+'Free (the same bytes): lends the type bigint''s operators, functions and indexes';
+
+CREATE FUNCTION @extschema@.snowflake(bigint)
+RETURNS @extschema@.snowflake
+AS 'MODULE_PATHNAME', 'snowflake_from_bigint'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake(bigint) IS
+'Cast from bigint to snowflake: refuses a negative number';
+
+CREATE CAST (bigint AS @extschema@.snowflake)
+WITH FUNCTION @extschema@.snowflake(bigint)
+AS ASSIGNMENT;
+
+COMMENT ON CAST (bigint AS @extschema@.snowflake) IS
+'On assignment or explicit: a bigint as a snowflake, refused if negative';
+
+CREATE FUNCTION @extschema@.snowflake(integer)
+RETURNS @extschema@.snowflake
+AS 'MODULE_PATHNAME', 'snowflake_from_integer'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake(integer) IS
+'Cast from integer to snowflake: refuses a negative number';
+
+CREATE CAST (integer AS @extschema@.snowflake)
+WITH FUNCTION @extschema@.snowflake(integer)
+AS ASSIGNMENT;
+
+COMMENT ON CAST (integer AS @extschema@.snowflake) IS
+'On assignment or explicit: an integer as a snowflake, refused if negative';
+
+CREATE FUNCTION @extschema@.snowflake(smallint)
+RETURNS @extschema@.snowflake
+AS 'MODULE_PATHNAME', 'snowflake_from_smallint'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION @extschema@.snowflake(smallint) IS
+'Cast from smallint to snowflake: refuses a negative number';
+
+CREATE CAST (smallint AS @extschema@.snowflake)
+WITH FUNCTION @extschema@.snowflake(smallint)
+AS ASSIGNMENT;
+
+COMMENT ON CAST (smallint AS @extschema@.snowflake) IS
+'On assignment or explicit: a smallint as a snowflake, refused if negative';
+
+--
 -- Moving a table off serial, bigserial or identity
 --
 
@@ -1602,148 +1747,3 @@ GRANT EXECUTE ON FUNCTION
     snowflake.lease_renew(integer, uuid, bigint, integer),
     snowflake.lease_release(integer, uuid, bigint)
     TO @extowner@ WITH GRANT OPTION;
-
---
--- The column type snowflake
---
--- An opt-in type for keys: "id snowflake PRIMARY KEY DEFAULT
--- snowflake_nextval()".  To PostgreSQL it is a bigint: 8 bytes passed by
--- value, bigint's decimal text and binary forms, and an implicit cast to
--- bigint WITHOUT FUNCTION (the same bytes, so free), through which it uses
--- bigint's operators, functions and operator classes (indexes, sorting,
--- hashing, foreign keys to and from bigint columns, partitioning), as
--- varchar uses text's.  To JSON it is a type of no special kind, with no
--- cast to json, so to_json(), row_to_json(), json_agg() and the rest write
--- it as a string of its text output, "250592571728859136", which JavaScript
--- cannot round as it rounds a JSON number above 2^53.
---
--- It has no operators of its own: an expression made from it (id + 1,
--- max(id)) is a bigint, and ::snowflake makes a string of it again.  Its
--- category is numeric ('N', not preferred), as bigint's is, so that a CASE,
--- COALESCE, UNION or VALUES that mixes it with bigint resolves to bigint
--- (values of two categories cannot be mixed at all).  The casts to it from
--- bigint, integer and smallint refuse a negative number, as its input
--- functions do, and apply on assignment (INSERT, UPDATE, COPY, a column
--- default such as snowflake_nextval(), a function's result), never
--- implicitly: with implicit casts both ways, an expression mixing the two
--- types would take whichever came first, and bigint values would meet the
--- check at run time.  A value is any bigint from 0 up, whatever the layout
--- settings, so that a dump restores on any server.
---
--- The type's input and output functions and the casts' functions are bound
--- by OID when created, and none looks anything up by name when it runs.  A
--- type of that name in the extension's schema (the row type of a table
--- called snowflake, say) would make CREATE TYPE fail with less to go on.
-
-DO $$
-BEGIN
-    IF pg_catalog.to_regtype('@extschema@.snowflake') IS NOT NULL THEN
-        RAISE EXCEPTION 'type "snowflake" already exists in the extension''s schema'
-            USING ERRCODE = 'duplicate_object',
-                  DETAIL = 'The extension adds a column type named snowflake to its schema; a type of that name, or a table (whose row type has its name), is there already.',
-                  HINT = 'Rename that table or type (ALTER TABLE snowflake RENAME TO ..., or ALTER TYPE), then create or update the extension.';
-    END IF;
-END
-$$;
-
-CREATE TYPE @extschema@.snowflake;
-
-CREATE FUNCTION @extschema@.snowflake_in(cstring)
-RETURNS @extschema@.snowflake
-AS 'MODULE_PATHNAME', 'snowflake_in'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-
-COMMENT ON FUNCTION @extschema@.snowflake_in(cstring) IS
-'Text input of type snowflake: a decimal bigint, refused if negative';
-
-CREATE FUNCTION @extschema@.snowflake_out(@extschema@.snowflake)
-RETURNS cstring
-AS 'MODULE_PATHNAME', 'snowflake_out'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-
-COMMENT ON FUNCTION @extschema@.snowflake_out(@extschema@.snowflake) IS
-'Text output of type snowflake: the decimal number, as for bigint';
-
-CREATE FUNCTION @extschema@.snowflake_recv(internal)
-RETURNS @extschema@.snowflake
-AS 'MODULE_PATHNAME', 'snowflake_recv'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-
-COMMENT ON FUNCTION @extschema@.snowflake_recv(internal) IS
-'Binary input of type snowflake: bigint''s eight bytes, refused if negative';
-
-CREATE FUNCTION @extschema@.snowflake_send(@extschema@.snowflake)
-RETURNS bytea
-AS 'MODULE_PATHNAME', 'snowflake_send'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-
-COMMENT ON FUNCTION @extschema@.snowflake_send(@extschema@.snowflake) IS
-'Binary output of type snowflake: bigint''s eight bytes';
-
-CREATE TYPE @extschema@.snowflake (
-    INPUT = @extschema@.snowflake_in,
-    OUTPUT = @extschema@.snowflake_out,
-    RECEIVE = @extschema@.snowflake_recv,
-    SEND = @extschema@.snowflake_send,
-    INTERNALLENGTH = 8,
-    PASSEDBYVALUE,
-    ALIGNMENT = double,
-    STORAGE = plain,
-    CATEGORY = 'N',
-    PREFERRED = false
-);
-
-COMMENT ON TYPE @extschema@.snowflake IS
-'A snowflake ID: a bigint to PostgreSQL, a string to to_json() and the other JSON functions';
-
-CREATE CAST (@extschema@.snowflake AS bigint)
-WITHOUT FUNCTION
-AS IMPLICIT;
-
-COMMENT ON CAST (@extschema@.snowflake AS bigint) IS
-'Free (the same bytes): lends the type bigint''s operators, functions and indexes';
-
-CREATE FUNCTION @extschema@.snowflake(bigint)
-RETURNS @extschema@.snowflake
-AS 'MODULE_PATHNAME', 'snowflake_from_bigint'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-
-COMMENT ON FUNCTION @extschema@.snowflake(bigint) IS
-'Cast from bigint to snowflake: refuses a negative number';
-
-CREATE CAST (bigint AS @extschema@.snowflake)
-WITH FUNCTION @extschema@.snowflake(bigint)
-AS ASSIGNMENT;
-
-COMMENT ON CAST (bigint AS @extschema@.snowflake) IS
-'On assignment or explicit: a bigint as a snowflake, refused if negative';
-
-CREATE FUNCTION @extschema@.snowflake(integer)
-RETURNS @extschema@.snowflake
-AS 'MODULE_PATHNAME', 'snowflake_from_integer'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-
-COMMENT ON FUNCTION @extschema@.snowflake(integer) IS
-'Cast from integer to snowflake: refuses a negative number';
-
-CREATE CAST (integer AS @extschema@.snowflake)
-WITH FUNCTION @extschema@.snowflake(integer)
-AS ASSIGNMENT;
-
-COMMENT ON CAST (integer AS @extschema@.snowflake) IS
-'On assignment or explicit: an integer as a snowflake, refused if negative';
-
-CREATE FUNCTION @extschema@.snowflake(smallint)
-RETURNS @extschema@.snowflake
-AS 'MODULE_PATHNAME', 'snowflake_from_smallint'
-LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-
-COMMENT ON FUNCTION @extschema@.snowflake(smallint) IS
-'Cast from smallint to snowflake: refuses a negative number';
-
-CREATE CAST (smallint AS @extschema@.snowflake)
-WITH FUNCTION @extschema@.snowflake(smallint)
-AS ASSIGNMENT;
-
-COMMENT ON CAST (smallint AS @extschema@.snowflake) IS
-'On assignment or explicit: a smallint as a snowflake, refused if negative';
