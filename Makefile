@@ -35,7 +35,7 @@ PGFILEDESC = "snowflake - Twitter-style 64-bit IDs"
 # TAP_JOBS=1 runs the scripts one at a time.
 REGRESS = upgrade type type_soft_errors settings functions discard parse markings stats batch \
 	time_functions time_encode time_range time_partition time_properties \
-	migrate registry lease trusted idempotency
+	migrate migrate_type registry lease trusted idempotency
 REGRESS_OPTS = --temp-config=$(srcdir)/sql/preloaded.conf --temp-instance=tmp_check
 ISOLATION = concurrent migrate_concurrent idempotency_concurrent lease_concurrent
 ISOLATION_OPTS = --temp-config=$(srcdir)/sql/preloaded.conf --temp-instance=tmp_check_isolation

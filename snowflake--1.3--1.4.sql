@@ -8,7 +8,8 @@
 -- other").  The registry's functions and snowflake_migrate() become
 -- SQL-standard functions, bound to what they call when created, over
 -- PL/pgSQL functions in the schema snowflake.  CREATE OR REPLACE keeps
--- each public function's OID, comment and privileges.
+-- each public function's OID, comment and privileges (snowflake_migrate(),
+-- which gains an argument, is made anew at the end).
 --
 
 --
@@ -300,8 +301,8 @@ LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $function$
 -- What snowflake_migrate reads from the user's relations, as a jsonb
--- object: last_value and is_called of a sequence; max of the column col
--- of a table, as bigint.  A query can only name the relation, by its
+-- object: last_value and is_called of a sequence; min and max of the
+-- column col of a table, as bigint.  A query can only name the relation, by its
 -- schema-qualified name, and a concurrent ALTER SCHEMA ... RENAME can make
 -- that name mean another relation, such as a view whose functions would
 -- run as the caller.  So the query is first stored as a temporary view:
@@ -323,7 +324,7 @@ BEGIN
     EXECUTE format('CREATE TEMPORARY VIEW snowflake_migrate_read AS SELECT %s FROM %s',
                    CASE WHEN (SELECT c.relkind FROM pg_class c WHERE c.oid = rel) = 'S'
                         THEN 'last_value, is_called'
-                        ELSE format('max(%I)::bigint AS max', col) END,
+                        ELSE format('min(%1$I)::bigint AS min, max(%1$I)::bigint AS max', col) END,
                    v_name);
     v_view := 'pg_temp.snowflake_migrate_read'::regclass;
     IF EXISTS (SELECT FROM pg_rewrite r
@@ -349,40 +350,82 @@ $function$;
 COMMENT ON FUNCTION snowflake.read_relation(regclass, name) IS
 'Internal to snowflake_migrate: reads a relation through a view bound to its OID';
 
-CREATE FUNCTION snowflake.default_calls(rel regclass, attnum smallint, func regprocedure)
+CREATE FUNCTION snowflake.default_calls(rel regclass, attnum smallint, func regprocedure,
+                                        id_type regtype)
 RETURNS boolean
 LANGUAGE sql STABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $function$
     -- the stored expression tree: one call of func, with no other node
-    -- inside it (no argument, no cast), and a catalog dependency on func
+    -- inside it (no argument, no cast), or that call under the implicit
+    -- cast from bigint that a column of type id_type puts around it; and a
+    -- catalog dependency on func
     SELECT EXISTS (
         SELECT FROM pg_attrdef d
          WHERE d.adrelid = rel AND d.adnum = attnum
-           AND d.adbin::text ~ ('^\{FUNCEXPR :funcid ' || func::oid || ' [^{]*\}$')
+           AND (d.adbin::text ~ ('^\{FUNCEXPR :funcid ' || func::oid || ' [^{]*\}$')
+                OR d.adbin::text ~ ('^\{FUNCEXPR :funcid '
+                                    || (SELECT c.castfunc FROM pg_cast c
+                                         WHERE c.castsource = 'pg_catalog.int8'::regtype
+                                           AND c.casttarget = id_type)
+                                    || ' :funcresulttype ' || id_type::oid
+                                    || ' [^{]* :funcformat 2 [^{]* :args \(\{FUNCEXPR :funcid '
+                                    || func::oid || ' [^{]*\}\) [^{]*\}$'))
            AND EXISTS (SELECT FROM pg_depend p
                         WHERE p.classid = 'pg_attrdef'::regclass AND p.objid = d.oid
                           AND p.refclassid = 'pg_proc'::regclass AND p.refobjid = func))
 $function$;
 
-COMMENT ON FUNCTION snowflake.default_calls(regclass, smallint, regprocedure) IS
+COMMENT ON FUNCTION snowflake.default_calls(regclass, smallint, regprocedure, regtype) IS
 'Internal to snowflake_migrate: whether a column''s default is nothing but a call of the function';
+
+CREATE FUNCTION snowflake.refuse_renamed_type(type_name text)
+RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
+SET search_path = pg_catalog, pg_temp
+AS $function$
+-- The ELSE branch of the USING clause with which snowflake_migrate changes
+-- a column to the type snowflake (see snowflake.migrate): called only if
+-- the type's name, read in the same statement as ALTER TABLE read it, no
+-- longer means the extension's type.  It is IMMUTABLE so that the planner
+-- calls it while it plans the clause, before the rewrite and before any
+-- function or constraint of the type the name now means could run; it
+-- never returns, whatever its argument, so no caller can tell it from a
+-- constant.
+BEGIN
+    RAISE EXCEPTION 'a schema or relation was renamed while snowflake_migrate ran'
+        USING ERRCODE = 'object_not_in_prerequisite_state',
+              DETAIL = format('The name %s no longer means the extension''s type snowflake, so ALTER TABLE would have changed the column to another type; nothing was changed.',
+                              type_name),
+              HINT = 'Check the name of the extension''s schema, and run snowflake_migrate again.';
+END
+$function$;
+
+COMMENT ON FUNCTION snowflake.refuse_renamed_type(text) IS
+'Internal to snowflake_migrate: the error when the type''s name meant another type';
 
 CREATE FUNCTION snowflake.migrate(tbl regclass,
                                   col name,
                                   dry_run boolean,
                                   widen boolean,
-                                  first_id bigint)
+                                  to_type boolean,
+                                  first_id bigint,
+                                  nextval regprocedure,
+                                  id_type regtype)
 RETURNS TABLE (kind text, step integer, statement text)
 LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
 SET search_path = pg_catalog, pg_temp
 AS $function$
--- The body of snowflake_migrate(tbl, col, dry_run, widen); first_id is an
--- ID the caller drew from snowflake_nextval() for it (see there).
+-- The body of snowflake_migrate(tbl, col, dry_run, widen, to_type);
+-- first_id is an ID the caller drew from snowflake_nextval() for it, and
+-- nextval and id_type are the extension's snowflake_nextval() and type
+-- snowflake, bound by OID in the caller (see there).
 --
 -- Moves one column off a sequence default (serial, bigserial, or any
 -- DEFAULT nextval('seq')) or an identity onto DEFAULT snowflake_nextval().
--- Returns the statements it ran (kind 'do') and the statements that undo
+-- With to_type, it also changes the column, and every column that
+-- references it through foreign keys, to the type snowflake (a column
+-- that defaults to snowflake_nextval() already gets only that).  Returns the statements it ran (kind 'do') and the statements that undo
 -- them (kind 'undo'), each numbered from 1 in the order to run them.  All
 -- DDL goes through ALTER TABLE / ALTER SEQUENCE / CREATE SEQUENCE, so the
 -- usual ownership checks apply and the result dumps and restores like any
@@ -393,27 +436,41 @@ AS $function$
 -- columns and roles through %I.
 --
 -- Outside a dry run, the table is locked before anything else is read
--- from the catalog, and the tables to widen are locked before their
--- foreign-key graph is trusted: a migration or an ALTER TABLE that held a
--- lock we waited for has ended by then, and in READ COMMITTED every
--- statement here sees what it committed.
+-- from the catalog, and the tables to widen or change to the type are
+-- locked before their foreign-key graph is trusted: a migration or an
+-- ALTER TABLE that held a lock we waited for has ended by then, and in
+-- READ COMMITTED every statement here sees what it committed.
 --
--- Names.  The statements must name the table, its sequence and
--- snowflake_nextval() by schema-qualified name, and the owner of a schema
--- (the database owner, for public) may rename it and create another of
--- that name, also while this runs.  Locks by name are checked by OID once
--- taken; the table and the sequence are read through views bound to them
--- (snowflake.read_relation); ALTER TABLE ... TYPE, the one statement here
--- that evaluates expressions of the table (its constraints), runs as the
--- table's owner, so that a name redirected to another owner's table is
--- refused and the owner's expressions never run with more privileges than
--- the owner's; and after the statements ran, their outcome is checked by
--- OID, and anything not where it should be raises an error, which rolls
--- them back.  snowflake_nextval() itself is found as a member of the
--- extension.
+-- Names.  The statements must name the table, its sequence,
+-- snowflake_nextval() and the type snowflake by schema-qualified name,
+-- and the owner of a schema (the database owner, for public) may rename
+-- it and create another of that name, also while this runs.  Locks by
+-- name are checked by OID once taken; the table and the sequence are read
+-- through views bound to them (snowflake.read_relation); ALTER TABLE ...
+-- TYPE, the one statement here that evaluates expressions of the table
+-- (its constraints), runs as the table's owner, so that a name redirected
+-- to another owner's table is refused and the owner's expressions never
+-- run with more privileges than the owner's; and after the statements
+-- ran, their outcome is checked by OID, and anything not where it should
+-- be raises an error, which rolls them back.
+--
+-- The type is the one name whose object would run code inside the
+-- statement that names it: the conversion to a type planted under the
+-- name (a domain with a CHECK, a cast with a function) runs while ALTER
+-- TABLE rewrites the table, before any check afterwards.  So the change
+-- to the type carries its own check, in its USING clause:
+--   USING CASE WHEN 'public.snowflake'::regtype = <its OID> THEN id
+--              ELSE snowflake.refuse_renamed_type('public.snowflake') END
+-- ALTER TABLE reads the literal, a name, while it parses the clause, and
+-- looks up the type's name right after, with no code of anyone's run in
+-- between; the planner then folds the CASE (all constants), to the column
+-- if the name meant our type, and otherwise calls the IMMUTABLE
+-- refuse_renamed_type(), which raises, before anything of the other type
+-- runs.  (It also makes the USING clause of a renamed type's error.)
 DECLARE
-    v_nextval   regprocedure;   -- the extension's snowflake_nextval()
+    v_nextval   regprocedure := nextval;    -- the extension's snowflake_nextval()
     v_newdef    text;       -- a call of it, schema-qualified
+    v_typename  text;       -- the type snowflake, schema-qualified
     v_rel       record;     -- the table: relname, relkind, relowner
     v_att       record;     -- the column: attnum, atttypid, attidentity, ...
     v_attrdef   oid;        -- its pg_attrdef row, if any
@@ -432,45 +489,39 @@ DECLARE
     v_last      bigint;     -- identity: the sequence's position
     v_called    boolean;
     v_seqopts   text;       -- identity: those options as SQL
-    v_narrow    record;     -- a column to widen
+    v_done      boolean;    -- the column defaults to snowflake_nextval() already
+    v_narrow    record;     -- a column to widen or change to the type
     v_widen     text[];     -- "table.column (type)" for messages
     v_tables    regclass[]; -- tables to lock: tbl, then widened ones
     v_locked    regclass[] := '{}'; -- tables locked so far
-    v_rewritten regclass[]; -- tables with columns to widen
-    v_clauses   text[];     -- widening: ALTER COLUMN clauses, per table
-                            -- in v_rewritten
-    v_owners    oid[];      -- widening: the owner of each v_rewritten
-    v_wcols     text[];     -- widening: the columns, as "oid attnum"
+    v_rewritten regclass[]; -- tables with columns to widen or change
+    v_clauses   text[];     -- their ALTER COLUMN clauses, per table in
+                            -- v_rewritten
+    v_back      text[];     -- to_type: the clauses that undo them
+    v_owners    oid[];      -- the owner of each v_rewritten
+    v_wcols     text[];     -- the columns, as "oid attnum"
+    v_blocked   text[];     -- to_type: what ALTER COLUMN ... TYPE would refuse
     v_first_id  bigint := first_id;
     v_max       bigint;
     v_read      jsonb;
     v_do        text[] := '{}';
     v_undo      text[] := '{}';
-    v_widen_at  integer;    -- v_do[v_widen_at ...]: the widening statements
+    v_widen_at  integer;    -- v_do[v_widen_at ...]: the type changes
     v_me        oid;        -- current_user
     v_role      text;       -- the setting role, to come back to
     v_wrong     text[] := '{}'; -- what the statements did not do
     i           integer;
 BEGIN
-    IF tbl IS NULL OR col IS NULL OR dry_run IS NULL OR widen IS NULL THEN
+    IF tbl IS NULL OR col IS NULL OR dry_run IS NULL OR widen IS NULL OR to_type IS NULL THEN
         RAISE EXCEPTION 'arguments of snowflake_migrate must not be null'
             USING ERRCODE = 'null_value_not_allowed',
                   DETAIL = 'A null table usually comes from to_regclass() on a name that does not exist.',
-                  HINT = 'Pass the table, the column name, and true or false for dry_run and widen.';
+                  HINT = 'Pass the table, the column name, and true or false for dry_run, widen and to_type.';
     END IF;
-
-    -- The extension's snowflake_nextval(), by what it is, not by a name.
-    SELECT p.oid INTO v_nextval
-      FROM pg_depend d
-      JOIN pg_extension e ON e.oid = d.refobjid
-      JOIN pg_proc p ON p.oid = d.objid
-     WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_extension'::regclass
-       AND d.deptype = 'e' AND e.extname = 'snowflake'
-       AND p.proname = 'snowflake_nextval' AND p.pronargs = 0;
-    IF v_nextval IS NULL THEN
-        RAISE EXCEPTION 'function snowflake_nextval() is not a member of extension "snowflake"'
-            USING ERRCODE = 'undefined_function',
-                  HINT = 'Drop and create the extension again.';
+    IF first_id IS NULL OR nextval IS NULL OR id_type IS NULL THEN
+        RAISE EXCEPTION 'snowflake.migrate() takes an ID, the extension''s snowflake_nextval() and its type snowflake'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Call snowflake_migrate() instead.';
     END IF;
     v_me := (SELECT r.oid FROM pg_roles r WHERE r.rolname = current_user);
 
@@ -536,16 +587,24 @@ BEGIN
       INTO v_newdef
       FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
      WHERE p.oid = v_nextval;
+    SELECT format('%I.%I', n.nspname, t.typname)
+      INTO v_typename
+      FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+     WHERE t.oid = id_type;
 
     -- Already done: the default calls our function (a catalog dependency)
-    -- and is nothing but that call.
-    IF snowflake.default_calls(tbl, v_att.attnum, v_nextval) THEN
+    -- and is nothing but that call, or that call under the cast to the
+    -- type snowflake.  With to_type, the type change may remain to do.
+    v_done := snowflake.default_calls(tbl, v_att.attnum, v_nextval, id_type);
+    IF v_done AND NOT to_type THEN
         RAISE NOTICE 'column "%" of table "%" already defaults to snowflake_nextval(), nothing to do',
             col, v_rel.relname;
         RETURN;
     END IF;
 
-    IF v_att.attgenerated <> '' THEN
+    IF v_done THEN
+        NULL;   -- (to_type) only the type changes
+    ELSIF v_att.attgenerated <> '' THEN
         RAISE EXCEPTION 'column "%" of table "%" is a generated column', col, v_rel.relname
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = 'snowflake_migrate moves a column off a sequence default (serial, bigserial) or an identity.';
@@ -609,25 +668,27 @@ BEGIN
     v_keptnote := format('Unused since %s.%I moved to snowflake_nextval(); kept for its undo, drop it when not needed',
                          tbl, col);
 
-    IF v_att.atttypid NOT IN ('int8'::regtype, 'int4'::regtype, 'int2'::regtype) THEN
+    IF v_att.atttypid NOT IN ('int8'::regtype, 'int4'::regtype, 'int2'::regtype, id_type) THEN
         RAISE EXCEPTION 'column "%" of table "%" is of type %, not bigint', col, v_rel.relname, v_att.typname
             USING ERRCODE = 'datatype_mismatch',
                   DETAIL = 'Snowflake IDs are bigint values.';
     END IF;
 
-    -- Columns too narrow for snowflake IDs: this one, and every column
-    -- that references it through foreign keys, directly or in a chain
-    -- (only the referencing column that maps to ours in a multi-column
-    -- key).  Top-level constraints only: ALTER TABLE on a partitioned
-    -- table reaches its partitions.  Outside a dry run, when widening,
-    -- lock the tables found and look again, until no new one turns up: a
-    -- foreign key added to one of them while we waited for its lock is
-    -- then in the graph.
+    -- Columns too narrow for snowflake IDs (with to_type: every integer
+    -- column not yet of the type): this one, and every column that
+    -- references it through foreign keys, directly or in a chain (only the
+    -- referencing column that maps to ours in a multi-column key).
+    -- Top-level constraints only: ALTER TABLE on a partitioned table
+    -- reaches its partitions.  Outside a dry run, when widening or
+    -- changing to the type, lock the tables found and look again, until no
+    -- new one turns up: a foreign key added to one of them while we waited
+    -- for its lock is then in the graph.
     LOOP
         v_widen := '{}';
         v_tables := ARRAY[tbl];
         v_rewritten := '{}';
         v_clauses := '{}';
+        v_back := '{}';
         v_owners := '{}';
         v_wcols := '{}';
         FOR v_narrow IN
@@ -647,6 +708,7 @@ BEGIN
               JOIN pg_attribute a ON a.attrelid = r.relid AND a.attnum = r.attnum
               JOIN pg_class c ON c.oid = r.relid
              WHERE a.atttypid IN ('int2'::regtype, 'int4'::regtype)
+                OR (to_type AND a.atttypid = 'int8'::regtype)
              ORDER BY r.relid <> tbl, r.relid::regclass::text COLLATE "C", a.attname COLLATE "C"
         LOOP
             v_widen := v_widen || format('%s.%I (%s)', v_narrow.rel, v_narrow.attname, v_narrow.typname);
@@ -657,19 +719,32 @@ BEGIN
             IF NOT v_narrow.rel = ANY (v_rewritten) THEN
                 v_rewritten := v_rewritten || v_narrow.rel;
                 v_owners := v_owners || v_narrow.relowner;
-                v_clauses := v_clauses || format('ALTER COLUMN %I TYPE bigint', v_narrow.attname);
+                v_clauses := v_clauses || ''::text;
+                v_back := v_back || ''::text;
+                i := cardinality(v_rewritten);
             ELSE
                 i := array_position(v_rewritten, v_narrow.rel);
-                v_clauses[i] := v_clauses[i] || format(', ALTER COLUMN %I TYPE bigint', v_narrow.attname);
+                v_clauses[i] := v_clauses[i] || ', ';
+                v_back[i] := v_back[i] || ', ';
             END IF;
-            IF widen AND NOT pg_has_role(v_narrow.relowner, 'USAGE') THEN
+            IF to_type THEN
+                -- the check of the type's name: see the comment at the top
+                v_clauses[i] := v_clauses[i]
+                    || format('ALTER COLUMN %1$I TYPE %2$s USING CASE WHEN %3$L::pg_catalog.regtype::pg_catalog.oid OPERATOR(pg_catalog.=) %4$s::pg_catalog.oid THEN %1$I ELSE snowflake.refuse_renamed_type(%3$L) END',
+                              v_narrow.attname, v_typename, v_typename, id_type::oid);
+                v_back[i] := v_back[i] || format('ALTER COLUMN %I TYPE bigint', v_narrow.attname);
+            ELSE
+                v_clauses[i] := v_clauses[i] || format('ALTER COLUMN %I TYPE bigint', v_narrow.attname);
+            END IF;
+            IF (widen OR to_type) AND NOT pg_has_role(v_narrow.relowner, 'USAGE') THEN
                 RAISE EXCEPTION 'must be owner of table %', v_narrow.relname
                     USING ERRCODE = 'insufficient_privilege',
-                          DETAIL = format('Widening changes column %I of table %s, which references %s.%I, and only its owner may alter it.',
+                          DETAIL = format('%s changes column %I of table %s, which references %s.%I, and only its owner may alter it.',
+                                          CASE WHEN to_type THEN 'Changing to the type snowflake' ELSE 'Widening' END,
                                           v_narrow.attname, v_narrow.rel, tbl, col);
             END IF;
         END LOOP;
-        EXIT WHEN dry_run OR NOT widen OR v_tables <@ v_locked;
+        EXIT WHEN dry_run OR NOT (widen OR to_type) OR v_tables <@ v_locked;
         EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE',
                        (SELECT string_agg(t::text, ', ' ORDER BY n)
                           FROM unnest(v_tables) WITH ORDINALITY AS u (t, n)
@@ -691,9 +766,9 @@ BEGIN
                   HINT = 'Check the table''s name and run snowflake_migrate again.';
     END IF;
 
-    IF cardinality(v_widen) > 0 AND NOT widen THEN
+    IF cardinality(v_widen) > 0 AND NOT widen AND NOT to_type THEN
         RAISE EXCEPTION '%',
-            CASE WHEN v_att.atttypid <> 'int8'::regtype
+            CASE WHEN v_att.atttypid IN ('int2'::regtype, 'int4'::regtype)
                  THEN format('column "%s" of table "%s" is of type %s, too narrow for snowflake IDs',
                              col, v_rel.relname, v_att.typname)
                  ELSE format('columns referencing column "%s" of table "%s" are too narrow for snowflake IDs',
@@ -704,6 +779,12 @@ BEGIN
                   HINT = format('Pass widen => true to change them to bigint.  That rewrites %s with %s indexes and checks the foreign keys on those columns again, under ACCESS EXCLUSIVE locks held until the transaction ends.',
                                 array_to_string(v_rewritten, ', '),
                                 CASE WHEN cardinality(v_rewritten) = 1 THEN 'its' ELSE 'their' END);
+    END IF;
+
+    IF v_done AND cardinality(v_widen) = 0 THEN
+        RAISE NOTICE 'column "%" of table "%" already defaults to snowflake_nextval() and is of type snowflake, as are the columns that reference it: nothing to do',
+            col, v_rel.relname;
+        RETURN;
     END IF;
 
     -- The kept copy of an identity sequence is a new sequence, created by
@@ -736,6 +817,120 @@ BEGIN
         END IF;
     END IF;
 
+    -- What ALTER COLUMN ... TYPE snowflake would refuse, checked here so
+    -- that a dry run says it too: a column that a view, rule, function
+    -- body, trigger, policy, publication's row filter or generated column
+    -- uses, that is in a partition key, inherited, an identity (but the
+    -- key's, dropped first), or of a typed table, and a table whose row
+    -- type a column has.  The partitions and inheritance children of each
+    -- table change too, and are checked by the column's name.  And the
+    -- type refuses negative values.
+    IF to_type AND cardinality(v_wcols) > 0 THEN
+        v_blocked := ARRAY(
+            WITH RECURSIVE tree (relid, attname, top) AS (
+                SELECT a.attrelid, a.attname, a.attrelid
+                  FROM unnest(v_wcols) AS u (c)
+                  JOIN pg_attribute a ON a.attrelid = split_part(u.c, ' ', 1)::oid
+                                     AND a.attnum = split_part(u.c, ' ', 2)::smallint
+                UNION
+                SELECT i.inhrelid, t.attname, t.top
+                  FROM tree t JOIN pg_inherits i ON i.inhparent = t.relid
+            ),
+            col AS (
+                SELECT t.relid, t.relid::regclass AS rel, t.top, a.attnum, a.attname,
+                       a.attinhcount, a.attidentity, c.reloftype, c.reltype
+                  FROM tree t
+                  JOIN pg_attribute a ON a.attrelid = t.relid AND a.attname = t.attname
+                                     AND NOT a.attisdropped
+                  JOIN pg_class c ON c.oid = t.relid
+            ),
+            blocker (rel, attname, what) AS (
+                SELECT c.rel, c.attname,
+                       CASE d.classid
+                           WHEN 'pg_rewrite'::regclass THEN
+                               (SELECT CASE WHEN r.rulename = '_RETURN'
+                                            THEN format('%s %s',
+                                                        CASE v.relkind WHEN 'm' THEN 'materialized view'
+                                                                       ELSE 'view' END,
+                                                        v.oid::regclass)
+                                            ELSE pg_describe_object(d.classid, d.objid, d.objsubid) END
+                                  FROM pg_rewrite r JOIN pg_class v ON v.oid = r.ev_class
+                                 WHERE r.oid = d.objid)
+                           WHEN 'pg_attrdef'::regclass THEN
+                               (SELECT format('generated column %I', g.attname)
+                                  FROM pg_attrdef ad
+                                  JOIN pg_attribute g ON g.attrelid = ad.adrelid AND g.attnum = ad.adnum
+                                 WHERE ad.oid = d.objid)
+                           ELSE pg_describe_object(d.classid, d.objid, d.objsubid)
+                       END
+                  FROM col c
+                  JOIN pg_depend d ON d.refclassid = 'pg_class'::regclass AND d.refobjid = c.relid
+                                  AND d.refobjsubid = c.attnum
+                 WHERE d.classid IN ('pg_proc'::regclass, 'pg_rewrite'::regclass,
+                                     'pg_trigger'::regclass, 'pg_policy'::regclass,
+                                     'pg_publication_rel'::regclass)
+                    OR (d.classid = 'pg_attrdef'::regclass
+                        AND NOT EXISTS (SELECT FROM pg_attrdef ad
+                                         WHERE ad.oid = d.objid AND ad.adrelid = c.relid
+                                           AND ad.adnum = c.attnum))
+                UNION ALL
+                -- a partition key's column depends on its table (the
+                -- columns an expression key uses too)
+                SELECT c.rel, c.attname, format('the partition key of %s', c.rel)
+                  FROM col c
+                 WHERE EXISTS (SELECT FROM pg_depend d
+                                WHERE d.classid = 'pg_class'::regclass AND d.objid = c.relid
+                                  AND d.objsubid = c.attnum
+                                  AND d.refclassid = 'pg_class'::regclass AND d.refobjid = c.relid
+                                  AND d.refobjsubid = 0 AND d.deptype = 'i')
+                UNION ALL
+                SELECT c.rel, c.attname, 'inheritance (change it on the parent table)'
+                  FROM col c WHERE c.relid = c.top AND c.attinhcount > 0
+                UNION ALL
+                SELECT c.rel, c.attname, 'an identity'
+                  FROM col c WHERE c.attidentity <> '' AND NOT (c.top = tbl AND c.attname = col)
+                UNION ALL
+                SELECT c.rel, c.attname, format('the typed table %s (OF %s)', c.rel, c.reloftype::regtype)
+                  FROM col c WHERE c.relid = c.top AND c.reloftype <> 0
+                UNION ALL
+                SELECT c.rel, c.attname, format('column %I of %s, whose type is the row type of %s',
+                                                x.attname, x.attrelid::regclass, c.rel)
+                  FROM col c
+                  JOIN pg_attribute x ON x.atttypid = c.reltype AND x.attnum > 0 AND NOT x.attisdropped
+            )
+            SELECT DISTINCT format('%s.%I: %s', b.rel, b.attname, b.what)
+              FROM blocker b
+             ORDER BY 1);
+        IF cardinality(v_blocked) > 0 THEN
+            RAISE EXCEPTION 'cannot change column "%" of table "%" and the columns that reference it to type snowflake',
+                col, v_rel.relname
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = format('ALTER TABLE ... ALTER COLUMN ... TYPE refuses a column used by a view, rule, function body, trigger, policy, publication''s row filter or generated column, or in a partition key, an inherited or identity column, and a table whose row type a column has.  Here: %s.',
+                                      array_to_string(v_blocked, '; ')),
+                      HINT = 'Drop what uses those columns, run snowflake_migrate, and create it again, all in one transaction.  A column of a partition key, or an inherited one, cannot change its type this way: keep its key bigint.';
+        END IF;
+
+        -- the type refuses negative numbers
+        FOR i IN 1 .. cardinality(v_wcols) LOOP
+            SELECT a.attrelid::regclass AS rel, a.attname INTO v_narrow
+              FROM pg_attribute a
+             WHERE a.attrelid = split_part(v_wcols[i], ' ', 1)::oid
+               AND a.attnum = split_part(v_wcols[i], ' ', 2)::smallint;
+            v_read := snowflake.read_relation(v_narrow.rel, v_narrow.attname);
+            IF (v_read ->> 'min')::bigint < 0 THEN
+                v_blocked := v_blocked || format('%s.%I holds values down to %s',
+                                                 v_narrow.rel, v_narrow.attname, v_read ->> 'min');
+            END IF;
+        END LOOP;
+        IF cardinality(v_blocked) > 0 THEN
+            RAISE EXCEPTION 'columns to change to type snowflake hold negative numbers'
+                USING ERRCODE = 'numeric_value_out_of_range',
+                      DETAIL = format('The type snowflake refuses negative numbers, and snowflake IDs are never negative: %s.',
+                                      array_to_string(v_blocked, '; ')),
+                      HINT = 'Renumber or remove those rows, or leave the columns bigint (without to_type).';
+        END IF;
+    END IF;
+
     -- Every existing value must lie below the IDs the generator will hand
     -- out.  first_id, drawn by the caller before this function started,
     -- bounds them all: IDs only increase on a server, so every later ID,
@@ -751,7 +946,9 @@ BEGIN
 
     v_read := snowflake.read_relation(tbl, col);
     v_max := (v_read ->> 'max')::bigint;
-    IF v_max >= v_first_id THEN
+    -- (A column that defaults to snowflake_nextval() already changes type
+    -- only: its values are the generator's, or were checked when it moved.)
+    IF NOT v_done AND v_max >= v_first_id THEN
         RAISE EXCEPTION 'column "%" of table "%" holds values up to %, at or above the next snowflake ID %',
             col, v_rel.relname, v_max, v_first_id
             USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -801,7 +998,7 @@ BEGIN
         IF v_seqnote IS NOT NULL THEN
             v_undo := v_undo || format('COMMENT ON SEQUENCE %s IS %L', v_seqname, v_seqnote);
         END IF;
-    ELSE
+    ELSIF NOT v_done THEN
         v_undo := v_undo || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, v_default);
         IF v_owned THEN
             v_undo := v_undo || format('ALTER SEQUENCE %s OWNED BY %s.%I', v_seqname, tbl, col);
@@ -810,14 +1007,27 @@ BEGIN
         END IF;
     END IF;
 
+    -- The type changes, one statement per table, before the new default:
+    -- an identity is gone by then (an identity column must be an integer
+    -- type).  Undone first, for the same reason: back to bigint, which is
+    -- binary-coercible from the type, so no rewrite (and the cast the
+    -- type change put around the default goes with it).
     v_widen_at := cardinality(v_do) + 1;
-    IF widen THEN
+    IF widen OR to_type THEN
         FOR i IN 1 .. cardinality(v_rewritten) LOOP
             v_do := v_do || format('ALTER TABLE %s %s', v_rewritten[i], v_clauses[i]);
         END LOOP;
     END IF;
+    IF to_type THEN
+        v_undo := ARRAY(SELECT format('ALTER TABLE %s %s', t, b)
+                          FROM unnest(v_rewritten, v_back) WITH ORDINALITY AS u (t, b, n)
+                         ORDER BY n)
+                  || v_undo;
+    END IF;
 
-    v_do := v_do || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, v_newdef);
+    IF NOT v_done THEN
+        v_do := v_do || format('ALTER TABLE %s ALTER COLUMN %I SET DEFAULT %s', tbl, col, v_newdef);
+    END IF;
     IF v_owned THEN
         v_do := v_do || format('ALTER SEQUENCE %s OWNED BY NONE', v_seqname);
         v_do := v_do || format('COMMENT ON SEQUENCE %s IS %L', v_seqname, v_keptnote);
@@ -826,7 +1036,7 @@ BEGIN
     IF NOT dry_run THEN
         v_role := current_setting('role');
         FOR i IN 2 .. cardinality(v_do) LOOP
-            IF widen AND i >= v_widen_at AND i < v_widen_at + cardinality(v_rewritten)
+            IF (widen OR to_type) AND i >= v_widen_at AND i < v_widen_at + cardinality(v_rewritten)
                AND v_owners[i - v_widen_at + 1] <> v_me THEN
                 -- the rewrite checks the table's constraints and builds its
                 -- indexes: as its owner, as core runs VACUUM or REINDEX
@@ -839,18 +1049,20 @@ BEGIN
         END LOOP;
 
         -- What the statements did, by OID: they named everything by name.
-        IF NOT snowflake.default_calls(tbl, v_att.attnum, v_nextval) THEN
+        IF NOT snowflake.default_calls(tbl, v_att.attnum, v_nextval, id_type) THEN
             v_wrong := v_wrong || format('column %I of table %s does not default to the extension''s %s',
                                          col, tbl, v_nextval);
         END IF;
-        IF widen THEN
+        IF widen OR to_type THEN
             v_wrong := v_wrong || ARRAY(
-                SELECT format('column %I of table %s is still %s', a.attname, a.attrelid::regclass,
-                              format_type(a.atttypid, a.atttypmod))
+                SELECT format('column %I of table %s is %s, not %s', a.attname, a.attrelid::regclass,
+                              format_type(a.atttypid, a.atttypmod),
+                              CASE WHEN to_type THEN format('the extension''s %s', id_type)
+                                   ELSE 'bigint' END)
                   FROM unnest(v_wcols) AS u (c)
                   JOIN pg_attribute a ON a.attrelid = split_part(u.c, ' ', 1)::oid
                                      AND a.attnum = split_part(u.c, ' ', 2)::smallint
-                 WHERE a.atttypid <> 'int8'::regtype);
+                 WHERE a.atttypid <> CASE WHEN to_type THEN id_type ELSE 'int8'::regtype END);
         END IF;
         IF v_att.attidentity IN ('a', 'd') THEN
             IF NOT EXISTS (SELECT FROM pg_class s
@@ -869,13 +1081,22 @@ BEGIN
         IF cardinality(v_wrong) > 0 THEN
             RAISE EXCEPTION 'a schema or relation was renamed while snowflake_migrate ran'
                 USING ERRCODE = 'object_not_in_prerequisite_state',
-                      DETAIL = format('Its statements name tables, sequences and functions by schema-qualified name, and one of those names meant something else by then: %s.  The changes are rolled back.',
+                      DETAIL = format('Its statements name tables, sequences, functions and types by schema-qualified name, and one of those names meant something else by then: %s.  The changes are rolled back.',
                                       array_to_string(v_wrong, '; ')),
                       HINT = 'Check the names of the table, its schema and the extension''s schema, and run snowflake_migrate again.';
         END IF;
     END IF;
 
-    IF widen AND cardinality(v_rewritten) > 0 THEN
+    IF to_type AND cardinality(v_rewritten) > 0 THEN
+        RAISE NOTICE '%',
+            format('%s %s to type snowflake%s %s with %s indexes under ACCESS EXCLUSIVE locks',
+                   CASE WHEN dry_run THEN 'changing' ELSE 'changed' END,
+                   array_to_string(v_widen, ', '),
+                   CASE WHEN dry_run THEN ' would rewrite' ELSE ', rewriting' END,
+                   array_to_string(v_rewritten, ', '),
+                   CASE WHEN cardinality(v_rewritten) = 1 THEN 'its' ELSE 'their' END)
+            USING DETAIL = 'Each rewrite copies the table and rebuilds its indexes (the cast from bigint checks every value, so even a bigint column is rewritten), and each foreign key on a changed column is checked again; the locks block reads and writes until the transaction ends.  The undo script changes these columns back to bigint without a rewrite.';
+    ELSIF widen AND cardinality(v_rewritten) > 0 THEN
         RAISE NOTICE '%',
             format('%s %s to bigint%s %s with %s indexes under ACCESS EXCLUSIVE locks',
                    CASE WHEN dry_run THEN 'widening' ELSE 'widened' END,
@@ -886,7 +1107,7 @@ BEGIN
             USING DETAIL = 'Each rewrite copies the table and rebuilds its indexes, and each foreign key on a widened column is checked again; the locks block reads and writes until the transaction ends.  The undo script leaves these columns bigint.';
     END IF;
 
-    IF NOT dry_run THEN
+    IF NOT dry_run AND NOT v_done THEN
         IF v_owned OR v_att.attidentity IN ('a', 'd') THEN
             RAISE NOTICE 'column "%" of table "%" now defaults to snowflake_nextval(); sequence % is kept, detached, for the undo script',
                 col, v_rel.relname, v_seqname
@@ -904,21 +1125,8 @@ BEGIN
 END
 $function$;
 
-COMMENT ON FUNCTION snowflake.migrate(regclass, name, boolean, boolean, bigint) IS
+COMMENT ON FUNCTION snowflake.migrate(regclass, name, boolean, boolean, boolean, bigint, regprocedure, regtype) IS
 'Internal: the body of snowflake_migrate(), given an ID drawn for it';
-
-CREATE OR REPLACE FUNCTION snowflake_migrate(tbl regclass,
-                                             col name DEFAULT 'id',
-                                             dry_run boolean DEFAULT false,
-                                             widen boolean DEFAULT false)
-RETURNS TABLE (kind text, step integer, statement text)
-LANGUAGE sql VOLATILE PARALLEL UNSAFE
-SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-    SELECT m.kind, m.step, m.statement
-      FROM snowflake.migrate(tbl, col, dry_run, widen, @extschema@.snowflake_nextval()) AS m;
-END;
-
 
 CREATE OR REPLACE FUNCTION snowflake.workers_guard()
 RETURNS trigger
@@ -1456,3 +1664,39 @@ AS ASSIGNMENT;
 
 COMMENT ON CAST (smallint AS @extschema@.snowflake) IS
 'On assignment or explicit: a smallint as a snowflake, refused if negative';
+
+--
+-- snowflake_migrate() gains to_type, and passes the function and the
+-- type it works with on by OID: a new function, created after the type
+-- (and CREATE OR REPLACE cannot add an argument), with a new comment and
+-- the privileges the old one had, the default: EXECUTE for PUBLIC.
+--
+DROP FUNCTION snowflake_migrate(regclass, name, boolean, boolean);
+
+-- snowflake.migrate() must know an ID that every ID issued later is
+-- above.  It cannot call snowflake_nextval() by name, so this function
+-- draws one, with a call bound when it was created, and passes it on.
+-- Drawing it before snowflake.migrate() takes its locks is as good as
+-- drawing it under them: see there.  It passes on the function and the
+-- type snowflake too, as constants read when it was created (a regtype
+-- or regprocedure constant is an OID, with a dependency): a member of the
+-- extension found by its name would not do, since the extension's owner
+-- may add objects of its own to the extension.
+CREATE FUNCTION snowflake_migrate(tbl regclass,
+                                  col name DEFAULT 'id',
+                                  dry_run boolean DEFAULT false,
+                                  widen boolean DEFAULT false,
+                                  to_type boolean DEFAULT false)
+RETURNS TABLE (kind text, step integer, statement text)
+LANGUAGE sql VOLATILE PARALLEL UNSAFE
+SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+    SELECT m.kind, m.step, m.statement
+      FROM snowflake.migrate(tbl, col, dry_run, widen, to_type,
+                             @extschema@.snowflake_nextval(),
+                             '@extschema@.snowflake_nextval()'::regprocedure,
+                             '@extschema@.snowflake'::regtype) AS m;
+END;
+
+COMMENT ON FUNCTION snowflake_migrate(regclass, name, boolean, boolean, boolean) IS
+'Moves a serial or identity column onto snowflake_nextval(), optionally to the type; returns the undo';

@@ -207,6 +207,23 @@ CREATE FUNCTION public.snowflake_check_worker() RETURNS boolean LANGUAGE sql
     AS $$ SELECT public.planted('snowflake_check_worker'); SELECT true $$;
 CREATE FUNCTION public.snowflake_nextval() RETURNS bigint LANGUAGE sql
     AS $$ SELECT public.planted('snowflake_nextval'); SELECT 1::bigint $$;
+CREATE FUNCTION public.planted_check(function_name text) RETURNS boolean
+LANGUAGE plpgsql AS $$ BEGIN PERFORM public.planted(function_name); RETURN true; END $$;
+CREATE DOMAIN public.snowflake AS bigint CHECK (public.planted_check('domain snowflake'));
+-- and, as the extension's owner, makes them members of the extension,
+-- which it may do with objects it owns.  (VACUUM, as autovacuum would in
+-- time, frees the catalog rows of the extension dropped above: the new
+-- members' rows are stored before the real ones', so that a lookup of a
+-- member by its name would find the planted one first.)
+\c - :superuser
+VACUUM pg_catalog.pg_depend;
+\c - regress_snowflake_owner
+ALTER EXTENSION snowflake ADD FUNCTION public.snowflake_nextval();
+ALTER EXTENSION snowflake ADD DOMAIN public.snowflake;
+SELECT count(*) AS snowflake_nextval_members
+  FROM pg_depend d JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid
+ WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+   AND p.proname = 'snowflake_nextval' AND p.pronargs = 0;
 CREATE FUNCTION public.snowflake_range_min_id(tstzrange) RETURNS bigint LANGUAGE sql
     AS $$ SELECT public.planted('snowflake_range_min_id'); SELECT 0::bigint $$;
 CREATE FUNCTION public.snowflake_range_max_id(tstzrange) RETURNS bigint LANGUAGE sql
@@ -238,6 +255,22 @@ SET TimeZone = 'UTC';
 INSERT INTO app_real.invoices (note) VALUES ('first');
 SELECT (app_real.snowflake_parse(id)).worker_id FROM app_real.invoices;
 
+-- Moved to the type snowflake, the key is of the extension's type, the
+-- one whose input function is the extension's, not of the domain planted
+-- as public.snowflake.
+\c - :superuser
+SET search_path = pg_catalog;
+SET TimeZone = 'UTC';
+\set SHOW_CONTEXT never
+SELECT count(*) AS statements
+  FROM app_real.snowflake_migrate('app_real.invoices', to_type => true);
+SELECT format_type(a.atttypid, a.atttypmod) AS type, t.typinput, t.typtype,
+       pg_get_expr(d.adbin, d.adrelid) AS "default"
+  FROM pg_attribute a
+  JOIN pg_type t ON t.oid = a.atttypid
+  JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+ WHERE a.attrelid = 'app_real.invoices'::regclass AND a.attname = 'id';
+
 -- The planner's rewrite of <@ calls the extension's range functions,
 -- wherever they are now, and the query gives the right rows.
 \c - :superuser
@@ -263,11 +296,13 @@ SELECT * FROM public.planted_calls;
 -- trigger does it at the worst moment, as a concurrent session could: it
 -- renames the schema and plants another of the name the moment a given
 -- command starts.  The migration refuses, with nothing changed and nothing
--- planted run.
+-- planted run.  (The trigger's function runs as the superuser who owns it,
+-- whoever runs the command: snowflake_migrate runs ALTER TABLE ... TYPE as
+-- the table's owner.)
 --
 CREATE TABLE public.swap_at (command_tag text, schema_name name, plant text);
 CREATE FUNCTION public.swap_schema() RETURNS event_trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER AS $$
 DECLARE
     swap record;
 BEGIN
@@ -305,6 +340,20 @@ SELECT * FROM app_real.snowflake_migrate('shop.items');
 SELECT pg_get_expr(adbin, adrelid) AS "default" FROM pg_attrdef
  WHERE adrelid = 'shop.items'::regclass;
 SELECT nspname FROM pg_namespace WHERE nspname LIKE 'app_real%' OR nspname LIKE 'shop%' ORDER BY 1;
+DELETE FROM public.swap_at;
+
+-- Moving the key to the type snowflake names the type by its schema's
+-- name: here the extension's schema is replaced just before the first
+-- ALTER TABLE, which changes the type, by one where snowflake is a domain
+-- whose CHECK calls planted code.  The statement refuses before the check
+-- could run.
+INSERT INTO public.swap_at VALUES ('ALTER TABLE', 'app_real',
+    'GRANT USAGE ON SCHEMA app_real TO PUBLIC;
+     CREATE DOMAIN app_real.snowflake AS bigint CHECK (public.planted_check(''app_real.snowflake''))');
+SELECT * FROM app_real.snowflake_migrate('shop.items', to_type => true);
+SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute
+ WHERE attrelid = 'shop.items'::regclass AND attname = 'id';
+SELECT nspname FROM pg_namespace WHERE nspname LIKE 'app_real%' ORDER BY 1;
 DROP EVENT TRIGGER swap_schema;
 DROP SCHEMA shop CASCADE;
 
@@ -314,6 +363,8 @@ SELECT rolsuper FROM pg_roles WHERE rolname = 'regress_snowflake_owner';
 
 -- The owner puts its schemas back as they were.
 \c - regress_snowflake_owner
+ALTER EXTENSION snowflake DROP FUNCTION public.snowflake_nextval();
+ALTER EXTENSION snowflake DROP DOMAIN public.snowflake;
 DROP SCHEMA public CASCADE;
 ALTER SCHEMA app_real RENAME TO public;
 DROP TABLE invoices, events;
