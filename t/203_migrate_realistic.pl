@@ -9,7 +9,9 @@
 # pgbench inserts into all of them while one transaction migrates them all,
 # and again afterwards; no pgbench transaction may fail, every key stays
 # distinct, the rows inserted after the migration carry snowflake IDs above
-# every old key, and the foreign keys hold.
+# every old key, and the foreign keys hold.  Then, under load again, the
+# parent's key and its references move to the column type snowflake, and
+# back.
 
 use strict;
 use warnings FATAL => 'all';
@@ -208,6 +210,66 @@ is( $node->safe_psql(
 		           ('parent_id_seq', 'child_id_seq', 'audit_log_id_seq', 'Order "Lines"_Line Id_seq'))}),
 	'1000|4',
 	'the old sequences are kept for the undo script');
+
+# Phase 3: the parent's key and every column that references it move to the
+# column type snowflake (its default is snowflake_nextval() already, so only
+# the type changes) while pgbench inserts; then back, without a rewrite.
+my $bench3 = start_bench(4);
+$node->poll_query_until('postgres',
+	"SELECT count(*) > $total FROM audit_log WHERE what = 'bench'")
+  or die 'pgbench inserted nothing';
+my $to_type = $node->safe_psql(
+	'postgres', q{
+	BEGIN;
+	SET LOCAL lock_timeout = '30s';
+	CREATE TABLE type_log AS SELECT * FROM snowflake_migrate('parent', to_type => true);
+	COMMIT;
+	SELECT kind || ' ' || step || ': ' || statement FROM type_log ORDER BY kind, step;
+});
+note "to the type:\n$to_type";
+like(
+	$to_type,
+	qr/^do \d+: ALTER TABLE "Sales Dept"\."Order ""Lines""" ALTER COLUMN parent_id TYPE public\.snowflake USING /m,
+	'the awkward table\'s parent_id changes to the type');
+my $processed3 = check_pgbench('during the change to the type', $bench3);
+
+is( column_defaults(
+		$node, 'postgres',
+		[ 'parent', 'child', 'Order "Lines"' ],
+		[ 'id', 'parent_id' ]),
+	'Order "Lines".parent_id snowflake no default, '
+	  . 'child.id bigint snowflake_nextval(), '
+	  . 'child.parent_id snowflake no default, '
+	  . 'parent.id snowflake snowflake_nextval()',
+	'the parent key and its references are of the type snowflake');
+is( $node->safe_psql(
+		'postgres', q{
+		SELECT count(*) FILTER (WHERE json_typeof(row_to_json(c) -> 'parent_id') <> 'string'),
+		       count(*) FILTER (WHERE (row_to_json(c) ->> 'parent_id')::bigint <> c.parent_id),
+		       (SELECT count(*) FROM child c LEFT JOIN parent p ON p.id = c.parent_id
+		         WHERE p.id IS NULL),
+		       (SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND NOT convalidated)
+		  FROM child c}),
+	'0|0|0|0',
+	'JSON writes every reference as an exact string, and the foreign keys hold');
+is( $node->safe_psql('postgres', "SELECT count(*) FROM parent WHERE name = 'bench'"),
+	$total + $processed3, 'one parent row for every pgbench transaction');
+
+# The undo: back to bigint, with no table or index given a new file.
+is( $node->safe_psql(
+		'postgres', q{
+		CREATE TEMP TABLE files AS
+		    SELECT c.oid, c.relfilenode FROM pg_class c
+		     WHERE c.relname IN ('parent', 'child', 'Order "Lines"')
+		        OR c.oid IN (SELECT i.indexrelid FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid
+		                      WHERE t.relname IN ('parent', 'child', 'Order "Lines"'));
+		SELECT statement FROM type_log WHERE kind = 'undo' ORDER BY step \gexec
+		SELECT count(*) FILTER (WHERE c.relfilenode <> f.relfilenode),
+		       (SELECT count(*) FROM pg_attribute a
+		         WHERE a.atttypid = 'snowflake'::regtype AND a.attnum > 0)
+		  FROM files f JOIN pg_class c ON c.oid = f.oid}),
+	'0|0',
+	'the undo changes every column back to bigint without a rewrite');
 
 $node->stop;
 done_testing();
