@@ -379,30 +379,33 @@ $function$;
 COMMENT ON FUNCTION snowflake.default_calls(regclass, smallint, regprocedure, regtype) IS
 'Internal to snowflake_migrate: whether a column''s default is nothing but a call of the function';
 
-CREATE FUNCTION snowflake.refuse_renamed_type(type_name text)
+CREATE FUNCTION snowflake.refuse_renamed(table_name text, type_name text)
 RETURNS bigint
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
 AS $function$
 -- The ELSE branch of the USING clause with which snowflake_migrate changes
--- a column to the type snowflake (see snowflake.migrate): called only if
--- the type's name, read in the same statement as ALTER TABLE read it, no
--- longer means the extension's type.  It is IMMUTABLE so that the planner
--- calls it while it plans the clause, before the rewrite and before any
--- function or constraint of the type the name now means could run; it
--- never returns, whatever its argument, so no caller can tell it from a
--- constant.
+-- a column's type (see snowflake.migrate): called only if the table's name,
+-- or the type's (type_name, for the type snowflake), read in the same
+-- statement as ALTER TABLE read it, no longer means the table it checked or
+-- the extension's type.  It is IMMUTABLE so that the planner calls it while
+-- it plans the clause, before the rewrite and before any constraint of
+-- another table, or anything of another type, could run; it never returns,
+-- whatever its arguments, so no caller can tell it from a constant.
 BEGIN
     RAISE EXCEPTION 'a schema or relation was renamed while snowflake_migrate ran'
         USING ERRCODE = 'object_not_in_prerequisite_state',
-              DETAIL = format('The name %s no longer means the extension''s type snowflake, so ALTER TABLE would have changed the column to another type; nothing was changed.',
-                              type_name),
-              HINT = 'Check the name of the extension''s schema, and run snowflake_migrate again.';
+              DETAIL = format('The name %s no longer means the table snowflake_migrate locked and checked%s, so ALTER TABLE would have changed another table or to another type; nothing was changed.',
+                              table_name,
+                              CASE WHEN type_name IS NOT NULL
+                                   THEN format(', or the name %s the extension''s type snowflake', type_name)
+                                   ELSE '' END),
+              HINT = 'Check the names of the table, its schema and the extension''s schema, and run snowflake_migrate again.';
 END
 $function$;
 
-COMMENT ON FUNCTION snowflake.refuse_renamed_type(text) IS
-'Internal to snowflake_migrate: the error when the type''s name meant another type';
+COMMENT ON FUNCTION snowflake.refuse_renamed(text, text) IS
+'Internal to snowflake_migrate: the error when a table''s or type''s name meant another one';
 
 CREATE FUNCTION snowflake.migrate(tbl regclass,
                                   col name,
@@ -454,19 +457,23 @@ AS $function$
 -- ran, their outcome is checked by OID, and anything not where it should
 -- be raises an error, which rolls them back.
 --
--- The type is the one name whose object would run code inside the
--- statement that names it: the conversion to a type planted under the
--- name (a domain with a CHECK, a cast with a function) runs while ALTER
--- TABLE rewrites the table, before any check afterwards.  So the change
--- to the type carries its own check, in its USING clause:
---   USING CASE WHEN 'public.snowflake'::regtype = <its OID> THEN id
---              ELSE snowflake.refuse_renamed_type('public.snowflake') END
--- ALTER TABLE reads the literal, a name, while it parses the clause, and
--- looks up the type's name right after, with no code of anyone's run in
--- between; the planner then folds the CASE (all constants), to the column
--- if the name meant our type, and otherwise calls the IMMUTABLE
--- refuse_renamed_type(), which raises, before anything of the other type
--- runs.  (It also makes the USING clause of a renamed type's error.)
+-- A check afterwards comes too late for ALTER TABLE ... TYPE, though: it
+-- runs code inside the statement, as the table's owner, who may be a
+-- superuser.  A table planted under the table's name gets its CHECK
+-- constraints run by the rewrite, and a type planted under the type's
+-- name (a domain with a CHECK, a cast with a function) gets its code run
+-- by the conversion.  So each ALTER COLUMN ... TYPE carries its own check,
+-- in its USING clause:
+--   USING CASE WHEN 'public.orders'::regclass = <its OID>
+--               AND 'public.snowflake'::regtype = <its OID> THEN id
+--              ELSE snowflake.refuse_renamed('public.orders', ...) END
+-- (the type's part with to_type only; bigint is pg_catalog's).  ALTER
+-- TABLE looks up the table's name, then parses the clause, reading the
+-- literals, then looks up the type's name, with no code of anyone's run
+-- in between; the planner then folds the CASE (all constants), to the
+-- column if the names meant our table and type, and otherwise calls the
+-- IMMUTABLE refuse_renamed(), which raises, before a row is converted or
+-- checked.  (Partitions are found by OID, not by name.)
 DECLARE
     v_nextval   regprocedure := nextval;    -- the extension's snowflake_nextval()
     v_newdef    text;       -- a call of it, schema-qualified
@@ -727,15 +734,18 @@ BEGIN
                 v_clauses[i] := v_clauses[i] || ', ';
                 v_back[i] := v_back[i] || ', ';
             END IF;
-            IF to_type THEN
-                -- the check of the type's name: see the comment at the top
-                v_clauses[i] := v_clauses[i]
-                    || format('ALTER COLUMN %1$I TYPE %2$s USING CASE WHEN %3$L::pg_catalog.regtype::pg_catalog.oid OPERATOR(pg_catalog.=) %4$s::pg_catalog.oid THEN %1$I ELSE snowflake.refuse_renamed_type(%3$L) END',
-                              v_narrow.attname, v_typename, v_typename, id_type::oid);
-                v_back[i] := v_back[i] || format('ALTER COLUMN %I TYPE bigint', v_narrow.attname);
-            ELSE
-                v_clauses[i] := v_clauses[i] || format('ALTER COLUMN %I TYPE bigint', v_narrow.attname);
-            END IF;
+            -- with the check of the names: see the comment at the top
+            v_clauses[i] := v_clauses[i]
+                || format('ALTER COLUMN %1$I TYPE %2$s USING CASE WHEN %3$L::pg_catalog.regclass::pg_catalog.oid OPERATOR(pg_catalog.=) %4$s::pg_catalog.oid%5$s THEN %1$I ELSE snowflake.refuse_renamed(%3$L, %6$L) END',
+                          v_narrow.attname,
+                          CASE WHEN to_type THEN v_typename ELSE 'bigint' END,
+                          v_narrow.rel::text, v_narrow.rel::oid,
+                          CASE WHEN to_type
+                               THEN format(' AND %L::pg_catalog.regtype::pg_catalog.oid OPERATOR(pg_catalog.=) %s::pg_catalog.oid',
+                                           v_typename, id_type::oid)
+                               ELSE '' END,
+                          CASE WHEN to_type THEN v_typename END);
+            v_back[i] := v_back[i] || format('ALTER COLUMN %I TYPE bigint', v_narrow.attname);
             IF (widen OR to_type) AND NOT pg_has_role(v_narrow.relowner, 'USAGE') THEN
                 RAISE EXCEPTION 'must be owner of table %', v_narrow.relname
                     USING ERRCODE = 'insufficient_privilege',

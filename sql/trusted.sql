@@ -354,6 +354,25 @@ SELECT * FROM app_real.snowflake_migrate('shop.items', to_type => true);
 SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute
  WHERE attrelid = 'shop.items'::regclass AND attname = 'id';
 SELECT nspname FROM pg_namespace WHERE nspname LIKE 'app_real%' ORDER BY 1;
+DELETE FROM public.swap_at;
+
+-- A superuser's table in the owner's schema: ALTER TABLE ... TYPE
+-- (widen => true) runs as the table's owner, the superuser, and names the
+-- table by its schema's name.  Here the schema is replaced just before, by
+-- one where a table of that name has a CHECK that calls planted code once
+-- its column is bigint.  The statement refuses before it checks a row.
+CREATE TABLE shop.counters (id serial PRIMARY KEY);
+INSERT INTO shop.counters DEFAULT VALUES;
+INSERT INTO public.swap_at VALUES ('ALTER TABLE', 'shop',
+    'GRANT USAGE ON SCHEMA shop TO PUBLIC;
+     CREATE TABLE shop.counters (id integer
+         CHECK (pg_typeof(id) = ''integer''::regtype OR public.planted_check(''table shop.counters'')));
+     INSERT INTO shop.counters VALUES (1);
+     ALTER TABLE shop.counters OWNER TO regress_snowflake_owner');
+SELECT * FROM app_real.snowflake_migrate('shop.counters', widen => true);
+SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute
+ WHERE attrelid = 'shop.counters'::regclass AND attname = 'id';
+SELECT nspname FROM pg_namespace WHERE nspname LIKE 'shop%' ORDER BY 1;
 DROP EVENT TRIGGER swap_schema;
 DROP SCHEMA shop CASCADE;
 

@@ -112,11 +112,11 @@ my $migration = $node->safe_psql(
 	  FROM migration_log ORDER BY tbl, kind, step;
 });
 note "migration:\n$migration";
-like($migration, qr/^parent do \d+: ALTER TABLE public\.child ALTER COLUMN parent_id TYPE bigint$/m,
+like($migration, qr/^parent do \d+: ALTER TABLE public\.child ALTER COLUMN parent_id TYPE bigint USING /m,
 	'the parent migration widens child.parent_id');
 like(
 	$migration,
-	qr/^parent do \d+: ALTER TABLE "Sales Dept"\."Order ""Lines""" ALTER COLUMN parent_id TYPE bigint$/m,
+	qr/^parent do \d+: ALTER TABLE "Sales Dept"\."Order ""Lines""" ALTER COLUMN parent_id TYPE bigint USING /m,
 	'the parent migration widens the awkward table\'s parent_id');
 
 my $processed1 = check_pgbench('during the migration', $bench1);
