@@ -75,32 +75,11 @@ for run in $RUNS; do
 done
 [[ $IDLE_REPS =~ ^[0-9]+$ ]] || die "LATENCY_IDLE_REPS must be a whole number"
 
-if [ -n "$here" ] || { [ -z "$major" ] && [ -n "${PG_CONFIG:-}" ]; }; then
-	:
-else
-	host=$(host_major) || exit 1
-	major=${major:-$host}
-	[ -n "${PG_SUITE[$major]:-}" ] || die "PostgreSQL $major is not one of ${PG_MAJORS[*]}"
-	# A major the host does not package: run this script in its root, with
-	# the same settings, and copy the report out.
-	if [ "$major" != "$host" ]; then
-		# shellcheck source=scripts/roots.sh
-		. "$REPO/scripts/roots.sh"
-		args=(--idle "$IDLE")
-		[ -z "$quick" ] || args+=(--quick)
-		bench_in_root "$major" latency.sh LATENCY_RUNS LATENCY_IDLE_REPS -- "${args[@]}" || exit 1
-		exit 0
-	fi
-fi
-if [ -n "$major" ]; then
-	use_major "$major"
-	packages=("${DEMO_PACKAGES[@]}")
-else
-	# PG_CONFIG names a PostgreSQL of its own: only the compiler is needed
-	PG_BINDIR=$("$PG_CONFIG" --bindir)
-	PG_MAJOR=$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')
-	packages=(build-essential)
-fi
+args=(--idle "$IDLE")
+[ -z "$quick" ] || args+=(--quick)
+bench_target latency.sh "$major" "$here" LATENCY_RUNS LATENCY_IDLE_REPS -- "${args[@]}"
+# PG_CONFIG of a PostgreSQL of its own needs only the compiler
+if [ -n "$BENCH_OWN_PG" ]; then packages=(build-essential); else packages=("${DEMO_PACKAGES[@]}"); fi
 load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)	# the machine is shared: say how busy it was
 OUT=${BENCH_OUT:-$REPO/bench/out}
 PORT=5441

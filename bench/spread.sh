@@ -57,27 +57,12 @@ for v in "$N" "$BULK_N" "$REPS" "$CG_N"; do
 	[[ $v =~ ^[1-9][0-9]*$ ]] || die "SPREAD_N, SPREAD_BULK_N, SPREAD_REPS and SPREAD_CALLGRIND_N take whole numbers, not '$v'"
 done
 
-if [ -n "$here" ] || { [ -z "$major" ] && [ -n "${PG_CONFIG:-}" ]; }; then
-	:
-else
-	host=$(host_major) || exit 1
-	major=${major:-$host}
-	[ -n "${PG_SUITE[$major]:-}" ] || die "PostgreSQL $major is not one of ${PG_MAJORS[*]}"
-	if [ "$major" != "$host" ]; then
-		# shellcheck source=scripts/roots.sh
-		. "$REPO/scripts/roots.sh"
-		bench_in_root "$major" spread.sh SPREAD_N SPREAD_BULK_N SPREAD_REPS SPREAD_CALLGRIND_N || exit 1
-		exit 0
-	fi
-fi
-if [ -n "$major" ]; then
-	use_major "$major"
-	packages=("${DEMO_PACKAGES[@]}" faketime valgrind)
-else
-	# PG_CONFIG names a PostgreSQL of its own: only the tools are needed
-	PG_BINDIR=$("$PG_CONFIG" --bindir)
-	PG_MAJOR=$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')
+bench_target spread.sh "$major" "$here" SPREAD_N SPREAD_BULK_N SPREAD_REPS SPREAD_CALLGRIND_N
+# PG_CONFIG of a PostgreSQL of its own needs only the tools
+if [ -n "$BENCH_OWN_PG" ]; then
 	packages=(build-essential faketime valgrind)
+else
+	packages=("${DEMO_PACKAGES[@]}" faketime valgrind)
 fi
 load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)	# the machine is shared: say how busy it was
 OUT=${BENCH_OUT:-$REPO/bench/out}

@@ -53,29 +53,13 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-if [ -n "$here" ] || { [ -z "$major" ] && [ -n "${PG_CONFIG:-}" ]; }; then
-	:
-else
-	host=$(host_major) || exit 1
-	major=${major:-$host}
-	[ -n "${PG_SUITE[$major]:-}" ] || die "PostgreSQL $major is not one of ${PG_MAJORS[*]}"
-	if [ "$major" != "$host" ]; then
-		# shellcheck source=scripts/roots.sh
-		. "$REPO/scripts/roots.sh"
-		bench_in_root "$major" type.sh BENCH_REPS BENCH_SECONDS BENCH_CLIENTS \
-			BENCH_INSERT_ROWS BENCH_LOOKUP_ROWS BENCH_CALLGRIND_N || exit 1
-		exit 0
-	fi
-fi
-if [ -n "$major" ]; then
-	use_major "$major"
-	packages=("${DEMO_PACKAGES[@]}" valgrind)
-else
-	# PG_CONFIG names a PostgreSQL of its own: only the compiler and
-	# valgrind are needed
-	PG_BINDIR=$("$PG_CONFIG" --bindir)
-	PG_MAJOR=$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')
+bench_target type.sh "$major" "$here" BENCH_REPS BENCH_SECONDS BENCH_CLIENTS \
+	BENCH_INSERT_ROWS BENCH_LOOKUP_ROWS BENCH_CALLGRIND_N
+# PG_CONFIG of a PostgreSQL of its own needs only the compiler and valgrind
+if [ -n "$BENCH_OWN_PG" ]; then
 	packages=(build-essential valgrind)
+else
+	packages=("${DEMO_PACKAGES[@]}" valgrind)
 fi
 load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)	# the machine is shared: say how busy it was
 REPS=${BENCH_REPS:-5}

@@ -203,6 +203,39 @@ cluster_stop() {
 	as_pg "$PG_BINDIR/pg_ctl" -D "$1/data" -m fast -s stop 2>/dev/null || true
 }
 
+# bench_target SCRIPT MAJOR HERE [NAME... -- ARG...]: where a benchmark
+# script runs.  With HERE (its --here), or without MAJOR (its --pg) when
+# PG_CONFIG names a PostgreSQL of its own, on this system; otherwise MAJOR
+# (default: the host's), and a major the host does not package runs
+# bench/SCRIPT in that major's root instead (bench_in_root, passing on the
+# environment variables NAME... that are set, and the ARGs) and exits.
+# Afterwards PG_MAJOR, PG_BINDIR and PG_CONFIG name the PostgreSQL to use,
+# and BENCH_OWN_PG is 1 when PG_CONFIG named one of its own, which needs
+# only the tools, not the server's packages.
+bench_target() {
+	local script=$1 major=$2 here=$3 host
+	shift 3
+	if [ -z "$here" ] && { [ -n "$major" ] || [ -z "${PG_CONFIG:-}" ]; }; then
+		host=$(host_major) || exit 1
+		major=${major:-$host}
+		[ -n "${PG_SUITE[$major]:-}" ] || die "PostgreSQL $major is not one of ${PG_MAJORS[*]}"
+		if [ "$major" != "$host" ]; then
+			# shellcheck source=scripts/roots.sh
+			. "$REPO/scripts/roots.sh"
+			bench_in_root "$major" "$script" "$@" || exit 1
+			exit 0
+		fi
+	fi
+	BENCH_OWN_PG=
+	if [ -n "$major" ]; then
+		use_major "$major"
+	else
+		PG_BINDIR=$("$PG_CONFIG" --bindir)
+		PG_MAJOR=$("$PG_CONFIG" --version | sed 's/^PostgreSQL \([0-9]*\).*/\1/')
+		BENCH_OWN_PG=1
+	fi
+}
+
 # psql_bench ARG...: psql on database bench of the throwaway cluster in
 # $WORK on port $PORT, unaligned and quiet, stopping at the first error (the
 # benchmarks' client: bench/run.sh, bench/latency.sh).
