@@ -21,9 +21,12 @@
  *					the library was not preloaded
  *	epoch.c			reading snowflake.epoch (ISO 8601 only)
  *	generator.c		the server's one generator in shared memory, and the
- *					settings it obeys (max_drift, max_wait, sequence_start)
+ *					settings it obeys (max_drift, max_borrow, max_wait,
+ *					sequence_start)
  *	mark.c			the persisted high-water mark: a file and WAL records
  *	mark_writer.c	the background worker that writes the mark ahead of need
+ *	lease.c			the background worker that leases the worker id from a
+ *					registry database (settings registry, lease_time)
  *	nextval.c		SQL: snowflake_nextval, snowflake_nextval(n),
  *					snowflake_currval, and DISCARD forgetting currval
  *	stats.c			SQL: snowflake_stats, snowflake_stats_reset
@@ -41,7 +44,9 @@
  * parts: layout.h, generator.h and mark.h.  Who includes whom forms a tree,
  * with the leaves at the bottom:
  *
- *	snowflake.c -> nextval.c, generator.c, mark.c, mark_writer.c, layout.c
+ *	snowflake.c -> nextval.c, generator.c, mark.c, mark_writer.c, lease.c,
+ *				   layout.c
+ *	lease.c -> generator.c, mark.c (the lease file and its WAL record)
  *	nextval.c, stats.c, mark_writer.c -> generator.c
  *	generator.c <-> mark.c	(the one cycle: writing a mark is the
  *							generator's step, and WAL redo raises the
