@@ -51,6 +51,11 @@ SELECT regexp_replace(:'LAST_ERROR_MESSAGE', '\((-?\d+) ms \.\. (\d+) ms\)$', '(
 ALTER SYSTEM SET snowflake.max_borrow = -1;
 \set VERBOSITY default
 SELECT regexp_replace(:'LAST_ERROR_MESSAGE', '\((-?\d+) ms \.\. (\d+) ms\)$', '(\1 .. \2)') AS error;
+-- a lease shorter than a second would leave no time to renew it
+\set VERBOSITY sqlstate
+ALTER SYSTEM SET snowflake.lease_time = '500ms';
+\set VERBOSITY default
+SELECT regexp_replace(:'LAST_ERROR_MESSAGE', '\((-?\d+) ms \.\. (\d+) ms\)$', '(\1 .. \2)') AS error;
 
 -- words whose meaning depends on when they are read are not an epoch
 ALTER SYSTEM SET snowflake.epoch = 'today';
