@@ -1171,7 +1171,7 @@ sf_reserve(int64 n, SnowflakeBlock *block, int64 *wait_started)
 
 	/* the configured worker id: an error if it is unset or does not fit */
 	if (!worker_from_lease)
-		(void) sf_checked_worker_id(layout);
+		sf_require_worker_id(layout);
 
 	for (;;)
 	{

@@ -29,7 +29,7 @@
  *	would silently change every ID.  So while postgresql.conf is applied at
  *	server start the check hooks accept whatever the ranges allow, and the
  *	layout is validated as a whole when a backend first uses it (sf_layout,
- *	and for the worker id sf_checked_worker_id): generation refuses with an
+ *	and for the worker id sf_require_worker_id): generation refuses with an
  *	error naming the settings.
  *
  *	Afterwards (ALTER SYSTEM, a reload, the pg_file_settings view) a value
@@ -390,7 +390,7 @@ sf_configured_worker_id(void)
 /*
  * The server's layout, validated.  Raises an error if the library was not
  * preloaded or the settings cannot describe a usable layout.  The worker id
- * is not part of that check (reading IDs needs none): sf_checked_worker_id
+ * is not part of that check (reading IDs needs none): sf_require_worker_id
  * checks it for the generator.
  */
 const SnowflakeLayout *
@@ -443,11 +443,12 @@ sf_layout(void)
 }
 
 /*
- * The configured worker id, or an error if it is unset or does not fit the
- * layout.
+ * An error if the configured worker id is unset or does not fit the layout.
+ * Every generating call checks it, so the common case is one comparison;
+ * layout_problem() is asked only to word the refusal.
  */
-int64
-sf_checked_worker_id(const SnowflakeLayout *layout)
+void
+sf_require_worker_id(const SnowflakeLayout *layout)
 {
 	LayoutSettings s;
 	char	   *detail;
@@ -459,6 +460,8 @@ sf_checked_worker_id(const SnowflakeLayout *layout)
 				 errdetail("Each server that generates IDs needs a worker id of its own; an invalid value in postgresql.conf is ignored with a warning in the server log."),
 				 errhint("Set snowflake.worker_id to a number from 0 to " INT64_FORMAT " that no other server uses, in postgresql.conf, and restart the server.",
 						 layout->max_worker)));
+	if (layout->worker_id <= layout->max_worker)
+		return;
 
 	running_layout(&s);
 	if (layout_problem(&s, 0, &detail) == LAYOUT_WORKER_TOO_LARGE)
@@ -468,7 +471,6 @@ sf_checked_worker_id(const SnowflakeLayout *layout)
 						layout->worker_id, layout->worker_bits),
 				 errdetail("%s", detail),
 				 errhint("Change snowflake.worker_id or snowflake.worker_bits in postgresql.conf and restart the server.")));
-	return layout->worker_id;
 }
 
 /*

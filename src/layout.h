@@ -50,7 +50,7 @@ extern void sf_require_preload(void);
 /* layout.c: the layout in force */
 extern const SnowflakeLayout *sf_layout(void);
 extern int	sf_configured_worker_id(void);
-extern int64 sf_checked_worker_id(const SnowflakeLayout *layout);
+extern void sf_require_worker_id(const SnowflakeLayout *layout);
 
 /* layout.c: the clock, and IDs to parts and back */
 extern int64 sf_clock_ms(const SnowflakeLayout *layout);

@@ -734,7 +734,7 @@ keeper_start(Keeper *k)
 	{
 		k->layout = sf_layout();
 		if (k->layout->worker_id != SNOWFLAKE_WORKER_ID_UNSET)
-			(void) sf_checked_worker_id(k->layout);
+			sf_require_worker_id(k->layout);
 	}
 	PG_CATCH();
 	{
