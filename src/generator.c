@@ -1418,19 +1418,20 @@ sf_set_lease_latch(Latch *latch)
 
 /*
  * Issue IDs under worker id "worker" from now on: above "fence" (and above
- * every ID issued here before, as always), and up to "ceiling".  The fence
- * is a floor raised by persistence (the registry's), so a takeover that
- * starts ahead of the clock may borrow from there, as after a restart.
+ * every ID issued here before, as always), and up to the ceiling that the
+ * first renewal sets; until then the ceiling is the fence.  The fence is a
+ * floor raised by persistence (the registry's), so a takeover that starts
+ * ahead of the clock may borrow from there, as after a restart.
  */
 void
-sf_install_lease(int64 worker, int64 fence, int64 ceiling)
+sf_install_lease(int64 worker, int64 fence)
 {
 	Assert(worker_from_lease);
 
 	LWLockAcquire(state->lock, LW_EXCLUSIVE);
 	raise_floor(fence);
 	state->worker = worker;
-	state->ceiling = ceiling;
+	state->ceiling = fence;
 	LWLockRelease(state->lock);
 	ConditionVariableBroadcast(&state->lease_cv);
 }
@@ -1464,16 +1465,13 @@ sf_freeze_lease(void)
 }
 
 /*
- * What the keeper needs to ask for the next ceiling: the worker id in use,
- * the last ID issued, the ceiling, and the largest ID a caller waits to
- * issue (-1 if none).
+ * What the keeper needs to ask for the next ceiling: the last ID issued,
+ * the ceiling, and the largest ID a caller waits to issue (-1 if none).
  */
 void
-sf_lease_position(int64 *worker, int64 *last_id, int64 *ceiling,
-				  int64 *wanted)
+sf_lease_position(int64 *last_id, int64 *ceiling, int64 *wanted)
 {
 	LWLockAcquire(state->lock, LW_SHARED);
-	*worker = state->worker;
 	*last_id = state->last_id;
 	*ceiling = state->ceiling;
 	*wanted = state->ceiling_wanted > state->ceiling ?

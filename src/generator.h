@@ -95,11 +95,10 @@ typedef struct SnowflakeLeaseStatus
 
 extern void sf_generator_use_leases(void);
 extern void sf_set_lease_latch(Latch *latch);
-extern void sf_install_lease(int64 worker, int64 fence, int64 ceiling);
+extern void sf_install_lease(int64 worker, int64 fence);
 extern void sf_raise_ceiling(int64 ceiling);
 extern int64 sf_freeze_lease(void);
-extern void sf_lease_position(int64 *worker, int64 *last_id, int64 *ceiling,
-							  int64 *wanted);
+extern void sf_lease_position(int64 *last_id, int64 *ceiling, int64 *wanted);
 extern void sf_report_lease(const SnowflakeLeaseStatus *lease);
 extern void sf_get_lease(SnowflakeLeaseStatus *lease, int64 *worker,
 						 int64 *ceiling);

@@ -525,7 +525,6 @@ ceiling_to_ask(const SnowflakeLayout *layout, int64 worker, int64 last_id,
 static bool
 renew(Keeper *k)
 {
-	int64		worker;
 	int64		last_id;
 	int64		ceiling;
 	int64		wanted;
@@ -534,7 +533,7 @@ renew(Keeper *k)
 	bool		refused;
 	PGresult   *res;
 
-	sf_lease_position(&worker, &last_id, &ceiling, &wanted);
+	sf_lease_position(&last_id, &ceiling, &wanted);
 	params[0] = psprintf(INT64_FORMAT, k->worker);
 	params[1] = k->token;
 	params[2] = psprintf(INT64_FORMAT,
@@ -626,7 +625,7 @@ claim(Keeper *k)
 	sf_persist_lease((int32) worker, token_bytes(k->token));
 	k->worker = worker;
 	k->holding = true;
-	sf_install_lease(worker, fence, fence);
+	sf_install_lease(worker, fence);
 	ereport(LOG,
 			(errmsg("snowflake lease keeper: this server now holds worker id " INT64_FORMAT ", issuing IDs above " INT64_FORMAT,
 					worker, fence)));
@@ -664,7 +663,6 @@ release(Keeper *k)
 static long
 keeper_round(Keeper *k)
 {
-	int64		worker;
 	int64		last_id;
 	int64		ceiling;
 	int64		wanted;
@@ -677,7 +675,7 @@ keeper_round(Keeper *k)
 		ok = claim(k);
 	else
 	{
-		sf_lease_position(&worker, &last_id, &ceiling, &wanted);
+		sf_lease_position(&last_id, &ceiling, &wanted);
 		since_ms = (long) ((GetCurrentTimestamp() - k->renewed_at) / 1000);
 
 		/*
@@ -721,14 +719,13 @@ keeper_start(Keeper *k)
 {
 	MemoryContext context = CurrentMemoryContext;
 	int64		worker;
-	int64		ceiling;
 	pg_uuid_t	proof;
 	int32		proof_worker;
 
 	memset(k, 0, sizeof(*k));
 	k->proof_worker = -1;
 	k->retry_ms = RETRY_MIN_MS;
-	sf_get_lease(&k->status, &worker, &ceiling);
+	sf_get_lease(&k->status, &worker, NULL);
 
 	PG_TRY();
 	{
