@@ -280,6 +280,50 @@ wait_socket(Keeper *k, int events, TimestampTz deadline)
 }
 
 /*
+ * Wait for the whole answer to the query sent on k->conn and return its last
+ * result (NULL if it had none; the caller clears it), or NULL with *error
+ * set and the connection closed if the registry did not answer by the
+ * deadline or the connection broke.
+ */
+static PGresult *
+await_answer(Keeper *k, TimestampTz deadline, int timeout_ms, char **error)
+{
+	PGresult   *res = NULL;
+	PGresult   *next;
+
+	*error = NULL;
+	for (;;)
+	{
+		while (PQisBusy(k->conn))
+		{
+			if (!wait_socket(k, WL_SOCKET_READABLE, deadline))
+			{
+				*error = psprintf("the registry did not answer within %d ms",
+								  timeout_ms);
+				break;
+			}
+			if (!PQconsumeInput(k->conn))
+			{
+				*error = psprintf("lost the connection to the registry: %s",
+								  one_line(PQerrorMessage(k->conn)));
+				break;
+			}
+		}
+		if (*error != NULL)
+		{
+			PQclear(res);
+			disconnect(k);
+			return NULL;
+		}
+		next = PQgetResult(k->conn);
+		if (next == NULL)
+			return res;
+		PQclear(res);
+		res = next;
+	}
+}
+
+/*
  * Connect to the registry and check that it can lease worker ids.  On
  * failure, *error says why, and *refused whether the registry answered
  * (it is not one that can lease) rather than could not be reached.
@@ -327,22 +371,19 @@ registry_connect(Keeper *k, int timeout_ms, char **error, bool *refused)
 	}
 
 	/* the extension, new enough to lease */
-	res = NULL;
-	if (PQsendQuery(k->conn, CHECK_SQL))
+	if (!PQsendQuery(k->conn, CHECK_SQL))
 	{
-		PGresult   *next;
-
-		while (PQisBusy(k->conn))
-		{
-			if (!wait_socket(k, WL_SOCKET_READABLE, deadline) ||
-				!PQconsumeInput(k->conn))
-				break;
-		}
-		while (!PQisBusy(k->conn) && (next = PQgetResult(k->conn)) != NULL)
-		{
-			PQclear(res);
-			res = next;
-		}
+		*error = psprintf("could not check the registry's snowflake extension: %s",
+						  one_line(PQerrorMessage(k->conn)));
+		disconnect(k);
+		return false;
+	}
+	res = await_answer(k, deadline, timeout_ms, error);
+	if (*error != NULL)
+	{
+		*error = psprintf("could not check the registry's snowflake extension: %s",
+						  *error);
+		return false;
 	}
 	*refused = res != NULL;
 	if (res == NULL || PQresultStatus(res) != PGRES_TUPLES_OK)
@@ -377,8 +418,7 @@ registry_call(Keeper *k, const char *sql, int nparams,
 {
 	TimestampTz deadline = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
 													   timeout_ms);
-	PGresult   *res = NULL;
-	PGresult   *next;
+	PGresult   *res;
 
 	*refused = false;
 	if (!registry_connect(k, timeout_ms, error, refused))
@@ -390,33 +430,9 @@ registry_call(Keeper *k, const char *sql, int nparams,
 		disconnect(k);
 		return NULL;
 	}
-	for (;;)
-	{
-		while (PQisBusy(k->conn))
-		{
-			if (!wait_socket(k, WL_SOCKET_READABLE, deadline))
-			{
-				*error = psprintf("the registry did not answer within %d ms",
-								  timeout_ms);
-				PQclear(res);
-				disconnect(k);
-				return NULL;
-			}
-			if (!PQconsumeInput(k->conn))
-			{
-				*error = psprintf("lost the connection to the registry: %s",
-								  one_line(PQerrorMessage(k->conn)));
-				PQclear(res);
-				disconnect(k);
-				return NULL;
-			}
-		}
-		next = PQgetResult(k->conn);
-		if (next == NULL)
-			break;
-		PQclear(res);
-		res = next;
-	}
+	res = await_answer(k, deadline, timeout_ms, error);
+	if (*error != NULL)
+		return NULL;
 	if (res != NULL && PQresultStatus(res) == PGRES_TUPLES_OK)
 		return res;
 	if (res != NULL && PQresultStatus(res) == PGRES_FATAL_ERROR &&
