@@ -1155,11 +1155,15 @@ sf_reserve(int64 n, SnowflakeBlock *block, int64 *wait_started)
 {
 	const SnowflakeLayout *layout = sf_layout();
 	TimestampTz first_wait = 0;
-	int64		first_wait_ms = -1;
+	int64		own_wait_started = -1;
 	bool		slept = false;
 
 	Assert(state != NULL);
 	Assert(n >= 0);
+
+	/* a single call counts its waits from its own first one */
+	if (wait_started == NULL)
+		wait_started = &own_wait_started;
 
 	if (RecoveryInProgress())
 		ereport(ERROR,
@@ -1246,12 +1250,9 @@ sf_reserve(int64 n, SnowflakeBlock *block, int64 *wait_started)
 			case STEP_BORROW_LIMIT:
 				if (first_wait == 0)
 					first_wait = GetCurrentTimestamp();
-				if (first_wait_ms < 0)
-					first_wait_ms = now;
-				if (wait_started != NULL && *wait_started < 0)
+				if (*wait_started < 0)
 					*wait_started = now;
-				waited = now - (wait_started != NULL ?
-								*wait_started : first_wait_ms);
+				waited = now - *wait_started;
 				if (waited + excess > max_wait_setting)
 				{
 					/* a call that waited and still fails counts as a wait too */
