@@ -347,13 +347,6 @@ if has_uuidv7; then
 	cg_runs+=("uuidv7()|SELECT count(uuidv7()) FROM generate_series(1, $CG_N)|uuidv7")
 fi
 cg_runs+=("clock_timestamp() (floor)|SELECT count(clock_timestamp()) FROM generate_series(1, $CG_N)|clock_timestamp")
-# inclusive FUNCTION CALLGRIND_OUT: the instructions spent in FUNCTION and
-# everything it called (awk reads to the end: an early exit would kill the
-# writer with SIGPIPE, which pipefail reports)
-inclusive() {
-	callgrind_annotate --inclusive=yes --threshold=100 "$2" 2>/dev/null |
-		awk -v f="$1" '!found && $0 ~ (":" f " ") { gsub(",", "", $1); print $1; found = 1 }'
-}
 for i in "${!cg_runs[@]}"; do
 	IFS='|' read -r name sql func <<<"${cg_runs[$i]}"
 	out=$WORK/callgrind.$i.out

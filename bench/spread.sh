@@ -260,13 +260,6 @@ bulk_all=$(psql_in "$BULK" -c "SELECT string_agg(format('%s, %s: %s', form, mode
 cluster_stop "$BULK"
 
 say "3. Instructions per ID (callgrind, $CG_N calls, single-user backend)"
-# inclusive FUNCTION CALLGRIND_OUT: the instructions spent in FUNCTION and
-# everything it called (awk reads to the end, so that the writer gets no
-# SIGPIPE)
-inclusive() {
-	callgrind_annotate --inclusive=yes --threshold=100 "$2" 2>/dev/null |
-		awk -v f="$1" '!found && $0 ~ (":" f " ") { gsub(",", "", $1); print $1; found = 1 }'
-}
 cg_runs=(
 	"snowflake_nextval() per row|SELECT count(snowflake_nextval()) FROM generate_series(1, $CG_N)|snowflake_nextval"
 	"snowflake_nextval(n)|SELECT count(*) FROM snowflake_nextval($CG_N)|snowflake_nextval_batch"

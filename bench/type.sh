@@ -90,9 +90,6 @@ checkpoint_timeout = 1h
 EOF
 cluster_start "$WORK"
 
-psql_bench() {
-	as_pg "$PG_BINDIR/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$WORK" -p "$PORT" -d bench "$@"
-}
 as_pg "$PG_BINDIR/createdb" -h "$WORK" -p "$PORT" bench
 # The keys of the lookup tables: one per millisecond of ID time, worker 1,
 # sequence 0, so that pgbench can make a random existing one.
@@ -194,12 +191,6 @@ INSERT INTO look_bigint SELECT (g::bigint << 22) | 4096, g FROM generate_series(
 INSERT INTO look_snowflake SELECT id, v FROM look_bigint
 VACUUM ANALYZE look_bigint
 VACUUM ANALYZE look_snowflake"
-# executor_instructions CALLGRIND_OUT: standard_ExecutorRun's inclusive count
-# (awk reads to the end: an early exit would kill the writer with SIGPIPE)
-executor_instructions() {
-	callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null |
-		awk '!found && $0 ~ /:standard_ExecutorRun / { gsub(",", "", $1); print $1; found = 1 }'
-}
 for name in "${names[@]}"; do
 	for what in insert lookup; do
 		out=$WORK/callgrind.$what.$name.out
@@ -212,7 +203,7 @@ SET enable_mergejoin = off
 SELECT count(s.v) FROM generate_series(0, $CG_N - 1) g, LATERAL (SELECT v FROM look_$name WHERE id = (g::bigint << 22) | 4096) s" "$out"
 			label="primary-key lookup"
 		fi
-		total=$(executor_instructions "$out")
+		total=$(inclusive standard_ExecutorRun "$out")
 		[ -n "$total" ] || die "callgrind counted nothing for standard_ExecutorRun ($what, $name)"
 		per_row=$(awk -v t="$total" -v n="$CG_N" 'BEGIN { printf "%.1f", t / n }')
 		record "callgrind_$what" "$name" 1 1 instructions "$per_row"

@@ -244,6 +244,15 @@ psql_bench() {
 	as_pg "$PG_BINDIR/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$WORK" -p "$PORT" -d bench "$@"
 }
 
+# inclusive FUNCTION CALLGRIND_OUT: the instructions callgrind counted in
+# FUNCTION and everything it called, the benchmarks' instruction counts (awk
+# reads to the end: an early exit would kill the writer with SIGPIPE, which
+# pipefail reports)
+inclusive() {
+	callgrind_annotate --inclusive=yes --threshold=100 "$2" 2>/dev/null |
+		awk -v f="$1" '!found && $0 ~ (":" f " ") { gsub(",", "", $1); print $1; found = 1 }'
+}
+
 # enter_workdir NAME: make WORK a new directory that pg_user owns, and the
 # current directory (one the cluster's user can enter).  On exit, error or
 # Ctrl-C: stop background jobs, stop a cluster still running in WORK, and
