@@ -52,11 +52,8 @@ $node->safe_psql('orm', 'CREATE EXTENSION snowflake');
 
 my $started = $node->safe_psql('orm', 'SELECT now()');
 
-my $script = "$FindBin::RealBin/orm_sqlalchemy.py";
-$script = 't/orm_sqlalchemy.py' unless -f $script;
-my ($stdout, $stderr) = ('', '');
-my $ran = IPC::Run::run([ $python, $script, $node->host, $node->port, 'orm' ],
-	'>', \$stdout, '2>', \$stderr);
+my ($ran, $stdout, $stderr) = run_program(undef, {}, $python,
+	"$FindBin::RealBin/orm_sqlalchemy.py", $node->host, $node->port, 'orm');
 ok($ran, 'the SQLAlchemy script succeeds') or diag($stderr);
 is($stderr, '', 'the SQLAlchemy script writes nothing to stderr');
 
@@ -115,11 +112,8 @@ is( $node->safe_psql(
 	'every book references its author by the ID the ORM read back');
 
 # The column type.
-my $type_script = "$FindBin::RealBin/type_psycopg2.py";
-$type_script = 't/type_psycopg2.py' unless -f $type_script;
-($stdout, $stderr) = ('', '');
-$ran = IPC::Run::run([ $python, $type_script, $node->host, $node->port, 'orm' ],
-	'>', \$stdout, '2>', \$stderr);
+($ran, $stdout, $stderr) = run_program(undef, {}, $python,
+	"$FindBin::RealBin/type_psycopg2.py", $node->host, $node->port, 'orm');
 ok($ran, 'the psycopg2 script for the column type succeeds') or diag($stderr);
 is($stderr, '', 'the psycopg2 script for the column type writes nothing to stderr');
 
